@@ -1,0 +1,105 @@
+//! The one error type every [`Storage`](crate::Storage) returns.
+//!
+//! Backends map their own errors into it (keeping the detail in `source`); the text the model
+//! sees is rendered from it only by [`MemoryTool`](crate::MemoryTool), which never shows a
+//! `Backend` error's detail.
+
+use crate::MemoryPath;
+
+/// A boxed error from a backend, kept for the application's logs.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A storage error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No file (or, where a directory is allowed, no directory) at `path`.
+    #[error("{path} does not exist")]
+    NotFound {
+        /// The path looked up.
+        path: MemoryPath,
+    },
+    /// A file or directory already occupies `path`.
+    #[error("{path} already exists")]
+    AlreadyExists {
+        /// The occupied path.
+        path: MemoryPath,
+    },
+    /// `path` cannot be created because its ancestor `parent` is a file.
+    #[error("cannot create {path}: {parent} is a file")]
+    ParentIsFile {
+        /// The path that was to be created.
+        path: MemoryPath,
+        /// The ancestor that is a file.
+        parent: MemoryPath,
+    },
+    /// A conditional write found another version than the one expected: someone else changed
+    /// the file in between.
+    #[error("{path} was modified concurrently")]
+    Conflict {
+        /// The file written.
+        path: MemoryPath,
+    },
+    /// A directory cannot be moved into its own subtree.
+    #[error("cannot move {from} into itself ({to})")]
+    RenameIntoItself {
+        /// The directory to move.
+        from: MemoryPath,
+        /// The destination below it.
+        to: MemoryPath,
+    },
+    /// The backend cannot do this at all.
+    #[error("{operation} is not supported by {backend}")]
+    Unsupported {
+        /// What was asked.
+        operation: &'static str,
+        /// Which backend refused.
+        backend: &'static str,
+    },
+    /// The backend failed (I/O, database, network, decryption...). The detail is for logs only.
+    #[error("{backend} failed: {source}")]
+    Backend {
+        /// Which backend failed.
+        backend: &'static str,
+        /// Whether trying again later may succeed (busy database, throttling, timeouts).
+        retryable: bool,
+        /// What went wrong.
+        #[source]
+        source: BoxError,
+    },
+}
+
+impl Error {
+    /// A backend failure that will not go away by retrying.
+    pub fn backend(backend: &'static str, source: impl Into<BoxError>) -> Self {
+        Error::Backend {
+            backend,
+            retryable: false,
+            source: source.into(),
+        }
+    }
+
+    /// A temporary backend failure (busy, throttled, timed out).
+    pub fn retryable(backend: &'static str, source: impl Into<BoxError>) -> Self {
+        Error::Backend {
+            backend,
+            retryable: true,
+            source: source.into(),
+        }
+    }
+
+    /// Whether trying the same operation again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Error::Conflict { .. }
+                | Error::Backend {
+                    retryable: true,
+                    ..
+                }
+        )
+    }
+}
+
+/// `Result` with a storage [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,244 @@
+//! [`InMemoryStorage`]: the reference backend, a sorted map behind a lock.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+
+use crate::{Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode};
+
+#[derive(Debug)]
+struct Stored {
+    contents: Vec<u8>,
+    version: u64,
+    modified: SystemTime,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    files: BTreeMap<MemoryPath, Stored>,
+    /// Versions are unique across the whole store, so a file deleted and created again never
+    /// repeats an old version.
+    next_version: u64,
+}
+
+impl State {
+    fn meta(path: &MemoryPath, stored: &Stored) -> FileMeta {
+        FileMeta {
+            path: path.clone(),
+            size: stored.contents.len() as u64,
+            modified: Some(stored.modified),
+        }
+    }
+
+    /// Files at or below `dir`, in path order.
+    fn below<'a>(&'a self, dir: &'a MemoryPath) -> impl Iterator<Item = (&'a MemoryPath, &'a Stored)> {
+        self.files
+            .range(dir.clone()..)
+            .take_while(move |(p, _)| p.as_str().starts_with(dir.as_str()))
+            .filter(move |(p, _)| p.starts_with(dir) && *p != dir)
+    }
+
+    fn is_dir(&self, path: &MemoryPath) -> bool {
+        path.is_root() || self.below(path).next().is_some()
+    }
+
+    fn file_ancestor(&self, path: &MemoryPath) -> Option<MemoryPath> {
+        path.ancestors().into_iter().find(|a| self.files.contains_key(a))
+    }
+
+    fn put(&mut self, path: &MemoryPath, contents: Vec<u8>) -> Version {
+        self.next_version += 1;
+        let version = self.next_version;
+        self.files.insert(
+            path.clone(),
+            Stored {
+                contents,
+                version,
+                modified: SystemTime::now(),
+            },
+        );
+        Version::new(version.to_string())
+    }
+}
+
+/// A store held in memory: fast, shared by clones of an `Arc`, gone when dropped.
+///
+/// It is the reference implementation of [`Storage`], the inner store of wrapper tests and
+/// the backend of the documentation's examples.
+///
+/// ```
+/// use memory_core::{InMemoryStorage, MemoryTool};
+/// # tokio_test();
+/// # fn tokio_test() {
+/// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// # rt.block_on(async {
+/// let tool = MemoryTool::new(InMemoryStorage::new());
+/// let out = tool
+///     .execute(&serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "hi\n"}))
+///     .await;
+/// assert_eq!(out.text(), Some("File created successfully at: /memories/a.md"));
+/// # });
+/// # }
+/// ```
+#[derive(Default)]
+pub struct InMemoryStorage {
+    state: Mutex<State>,
+}
+
+impl InMemoryStorage {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the map half-updated (every change is
+        // one insert or remove), so a poisoned lock is still consistent.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl fmt::Debug for InMemoryStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let files = self.lock().files.len();
+        f.debug_struct("InMemoryStorage").field("files", &files).finish()
+    }
+}
+
+impl fmt::Display for InMemoryStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("InMemory")
+    }
+}
+
+#[async_trait]
+impl Storage for InMemoryStorage {
+    async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+        let state = self.lock();
+        let stored = state
+            .files
+            .get(path)
+            .ok_or_else(|| Error::NotFound { path: path.clone() })?;
+        Ok(StoredFile {
+            contents: stored.contents.clone(),
+            version: Version::new(stored.version.to_string()),
+        })
+    }
+
+    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+        let state = self.lock();
+        if let Some(stored) = state.files.get(path) {
+            return Ok(Some(Entry::File(State::meta(path, stored))));
+        }
+        Ok(state.is_dir(path).then_some(Entry::Directory))
+    }
+
+    async fn write(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        mode: WriteMode,
+    ) -> Result<Version> {
+        let mut state = self.lock();
+        if let Some(parent) = state.file_ancestor(path) {
+            return Err(Error::ParentIsFile {
+                path: path.clone(),
+                parent,
+            });
+        }
+        if state.is_dir(path) {
+            return Err(match mode {
+                WriteMode::Update(_) => Error::NotFound { path: path.clone() },
+                _ => Error::AlreadyExists { path: path.clone() },
+            });
+        }
+        match (&mode, state.files.get(path)) {
+            (WriteMode::Create, Some(_)) => {
+                return Err(Error::AlreadyExists { path: path.clone() });
+            }
+            (WriteMode::Update(_), None) => {
+                return Err(Error::NotFound { path: path.clone() });
+            }
+            (WriteMode::Update(expected), Some(stored))
+                if expected.as_str() != stored.version.to_string() =>
+            {
+                return Err(Error::Conflict { path: path.clone() });
+            }
+            _ => {}
+        }
+        Ok(state.put(path, contents))
+    }
+
+    async fn delete(&self, path: &MemoryPath) -> Result<()> {
+        let mut state = self.lock();
+        if state.files.remove(path).is_some() {
+            return Ok(());
+        }
+        let doomed: Vec<MemoryPath> = state.below(path).map(|(p, _)| p.clone()).collect();
+        if doomed.is_empty() {
+            return if path.is_root() {
+                Ok(())
+            } else {
+                Err(Error::NotFound { path: path.clone() })
+            };
+        }
+        for p in doomed {
+            state.files.remove(&p);
+        }
+        Ok(())
+    }
+
+    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        let state = self.lock();
+        Ok(state
+            .below(dir)
+            .map(|(p, stored)| State::meta(p, stored))
+            .collect())
+    }
+
+    async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        let mut state = self.lock();
+        let sources: Vec<MemoryPath> = if state.files.contains_key(from) {
+            vec![from.clone()]
+        } else {
+            state.below(from).map(|(p, _)| p.clone()).collect()
+        };
+        if sources.is_empty() {
+            return Err(Error::NotFound { path: from.clone() });
+        }
+        if to.starts_with(from) {
+            return Err(Error::RenameIntoItself {
+                from: from.clone(),
+                to: to.clone(),
+            });
+        }
+        if state.files.contains_key(to) || state.is_dir(to) {
+            return Err(Error::AlreadyExists { path: to.clone() });
+        }
+        if let Some(parent) = state.file_ancestor(to) {
+            return Err(Error::ParentIsFile {
+                path: to.clone(),
+                parent,
+            });
+        }
+        let mut moves = Vec::with_capacity(sources.len());
+        for source in sources {
+            let target = source.rebase(from, to).ok_or_else(|| {
+                Error::backend(
+                    "InMemory",
+                    format!("{source} cannot move below {to}: the path would be too long"),
+                )
+            })?;
+            moves.push((source, target));
+        }
+        for (source, target) in moves {
+            if let Some(stored) = state.files.remove(&source) {
+                state.files.insert(target, stored);
+            }
+        }
+        Ok(())
+    }
+}

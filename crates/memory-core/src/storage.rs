@@ -1,0 +1,250 @@
+//! The [`Storage`] trait: the few byte-level operations a backend implements.
+//!
+//! Everything the model sees (listings, line numbers, result strings) is computed once in
+//! [`MemoryTool`](crate::MemoryTool) on top of these primitives. A backend never sees a command
+//! or a raw string path.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+
+use crate::{Error, MemoryPath, Result};
+
+/// An opaque token naming one version of one file's content, for compare-and-swap.
+///
+/// Backends choose what it holds (a counter, a content hash, an ETag); callers only compare it
+/// and hand it back in [`WriteMode::Update`].
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Version(String);
+
+impl Version {
+    /// Wraps a backend's token.
+    pub fn new(token: impl Into<String>) -> Self {
+        Version(token.into())
+    }
+
+    /// The backend's token.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Version({})", self.0)
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// How [`Storage::write`] treats a file that is already there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Create-if-absent, in one step: fails with [`Error::AlreadyExists`] if anything (a file or
+    /// a directory) is at the path.
+    Create,
+    /// Create the file or replace its content, whatever its version.
+    Overwrite,
+    /// Replace the content only if the file's current version is this one (compare-and-swap);
+    /// otherwise [`Error::Conflict`], or [`Error::NotFound`] if the file is gone.
+    Update(Version),
+}
+
+/// A file's content and the version it was read at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredFile {
+    /// The bytes, exactly as written.
+    pub contents: Vec<u8>,
+    /// The version of these bytes, for a later [`WriteMode::Update`].
+    pub version: Version,
+}
+
+/// What a listing or [`Storage::stat`] knows about a file without reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMeta {
+    /// Where the file is.
+    pub path: MemoryPath,
+    /// Its length in bytes, as [`Storage::read`] would return it.
+    pub size: u64,
+    /// When its content last changed, where the backend knows.
+    pub modified: Option<SystemTime>,
+}
+
+/// What is at a path, from [`Storage::stat`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A file.
+    File(FileMeta),
+    /// A directory: at least one file lies below the path (or the path is `/memories`).
+    Directory,
+}
+
+/// The primitive storage a [`MemoryTool`](crate::MemoryTool) runs on.
+///
+/// Files are keyed by [`MemoryPath`] and carry an opaque [`Version`]. Directories are implicit:
+/// a directory exists while some file lies below it, `/memories` always exists, and a file and
+/// a directory never share a path. Every behaviour listed on a method has a test in the
+/// `conformance` module (feature `conformance`) that each backend runs.
+///
+/// `Display` names the backend stack, e.g. `Fs(/var/lib/memory)`; it is for logs and operators,
+/// never shown to the model.
+#[async_trait]
+pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
+    /// Reads a whole file.
+    ///
+    /// # Behavior
+    /// - returns the bytes last written and their version;
+    /// - a missing path, a directory, or `/memories` → [`Error::NotFound`];
+    /// - never returns a torn file: a concurrent write is seen whole or not at all.
+    async fn read(&self, path: &MemoryPath) -> Result<StoredFile>;
+
+    /// Tells what is at a path without reading it.
+    ///
+    /// # Behavior
+    /// - a file → `Some(Entry::File(meta))` with its size;
+    /// - `/memories`, or a path with at least one file below it → `Some(Entry::Directory)`;
+    /// - anything else (including a path below a file) → `None`.
+    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>>;
+
+    /// Writes a whole file, creating its parent directories, and returns the new version.
+    ///
+    /// # Behavior
+    /// - [`WriteMode::Create`] on an existing file or directory → [`Error::AlreadyExists`];
+    ///   of two concurrent creates of one path exactly one succeeds;
+    /// - [`WriteMode::Overwrite`] replaces a file; on a directory → [`Error::AlreadyExists`];
+    /// - [`WriteMode::Update`] replaces the file only at the given version; another version →
+    ///   [`Error::Conflict`]; no file → [`Error::NotFound`];
+    /// - an ancestor that is a file → [`Error::ParentIsFile`] naming that ancestor;
+    /// - writing `/memories` itself → [`Error::AlreadyExists`];
+    /// - atomic: a reader sees the old content or the new, and a failed write changes nothing;
+    /// - every successful write returns a version different from the file's previous one.
+    async fn write(&self, path: &MemoryPath, contents: Vec<u8>, mode: WriteMode)
+    -> Result<Version>;
+
+    /// Deletes a file, or a directory with every file below it.
+    ///
+    /// # Behavior
+    /// - a file → removed; a directory → every file below it removed;
+    /// - `/memories` → every file removed (the root itself always exists);
+    /// - nothing at the path → [`Error::NotFound`];
+    /// - directories left without files disappear (a filesystem removes the empty folders).
+    async fn delete(&self, path: &MemoryPath) -> Result<()>;
+
+    /// Lists every file below a directory, at any depth, sorted by path (byte order).
+    ///
+    /// # Behavior
+    /// - includes hidden files (names starting with `.`); only whole segments match, so listing
+    ///   `/memories/a` never returns `/memories/ab`;
+    /// - a missing directory, or a file, → an empty list;
+    /// - each entry's size is the file's byte length.
+    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>>;
+
+    /// Moves a file, or a directory with everything below it, to a new path. Never overwrites.
+    ///
+    /// # Behavior
+    /// - nothing at `from` → [`Error::NotFound`] (checked first);
+    /// - anything at `to` → [`Error::AlreadyExists`];
+    /// - `to` at or below `from` → [`Error::RenameIntoItself`];
+    /// - an ancestor of `to` that is a file → [`Error::ParentIsFile`];
+    /// - parents of `to` come into being; directories left empty at `from` disappear;
+    /// - content is kept byte for byte.
+    ///
+    /// The provided method copies each file with [`WriteMode::Create`] and then deletes the
+    /// sources, so a crash part-way leaves every file present at least once, never lost.
+    /// Backends that can move atomically (a filesystem rename, one SQL transaction) override it.
+    async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        copy_then_delete(self, from, to).await
+    }
+}
+
+/// The generic rename behind [`Storage::rename`]'s provided method: copy every file with
+/// create-if-absent, then delete the sources. Public so that backends which override `rename`
+/// for some cases can fall back to it for others.
+pub async fn copy_then_delete<S: Storage + ?Sized>(
+    storage: &S,
+    from: &MemoryPath,
+    to: &MemoryPath,
+) -> Result<()> {
+    let files = match storage.stat(from).await? {
+        None => {
+            return Err(Error::NotFound { path: from.clone() });
+        }
+        Some(Entry::File(meta)) => vec![meta],
+        Some(Entry::Directory) => storage.list(from).await?,
+    };
+    if to.starts_with(from) {
+        return Err(Error::RenameIntoItself {
+            from: from.clone(),
+            to: to.clone(),
+        });
+    }
+    if storage.stat(to).await?.is_some() {
+        return Err(Error::AlreadyExists { path: to.clone() });
+    }
+    let mut moves = Vec::with_capacity(files.len());
+    for meta in files {
+        let target = meta.path.rebase(from, to).ok_or_else(|| {
+            Error::backend(
+                "rename",
+                format!("{} cannot move below {to}: the path would be too long", meta.path),
+            )
+        })?;
+        moves.push((meta.path, target));
+    }
+    for (source, target) in &moves {
+        let file = storage.read(source).await?;
+        storage
+            .write(target, file.contents, WriteMode::Create)
+            .await?;
+    }
+    for (source, _) in &moves {
+        match storage.delete(source).await {
+            Ok(()) | Err(Error::NotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Forwards every method to the pointee, so `Arc<dyn Storage>` and `Box<dyn Storage>` are
+/// storages too (and a wrapper keeps the inner store's native `rename`).
+macro_rules! forward_storage {
+    ($ptr:ident) => {
+        #[async_trait]
+        #[deny(clippy::missing_trait_methods)]
+        impl<T: Storage + ?Sized> Storage for $ptr<T> {
+            async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+                (**self).read(path).await
+            }
+            async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+                (**self).stat(path).await
+            }
+            async fn write(
+                &self,
+                path: &MemoryPath,
+                contents: Vec<u8>,
+                mode: WriteMode,
+            ) -> Result<Version> {
+                (**self).write(path, contents, mode).await
+            }
+            async fn delete(&self, path: &MemoryPath) -> Result<()> {
+                (**self).delete(path).await
+            }
+            async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+                (**self).list(dir).await
+            }
+            async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+                (**self).rename(from, to).await
+            }
+        }
+    };
+}
+
+forward_storage!(Arc);
+forward_storage!(Box);
