@@ -1,0 +1,140 @@
+//! The table layout, recognising our own databases, and migrations.
+//!
+//! A memory store is marked with `PRAGMA application_id = APPLICATION_ID` and carries its schema
+//! version in `PRAGMA user_version`. Opening a file:
+//!
+//! - ours and current → used as is;
+//! - ours and older → migrated, once, in one `BEGIN IMMEDIATE` transaction (so two processes
+//!   opening an old file at the same moment migrate it exactly once);
+//! - ours and newer than this build → refused;
+//! - an empty database (a new or zero-length file) → initialised;
+//! - anything else (another application's id or tables, a file that is not SQLite) → refused,
+//!   and left byte for byte as it was.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::error::SqliteError;
+use crate::pool::Ctx;
+
+/// `PRAGMA application_id` of a memory store: `"MMSQ"` in ASCII.
+pub(crate) const APPLICATION_ID: i32 = 0x4D4D_5351;
+
+/// The migrations, in order: `MIGRATIONS[i]` takes schema version `i` to `i + 1`.
+///
+/// Never edit a migration that has shipped; add a new one.
+const MIGRATIONS: &[&str] = &[
+    // 1: the files table (keyed and ordered by the normalized path, byte order) and the store-wide
+    // version counter, so a path deleted and created again never repeats a version.
+    "CREATE TABLE files (
+         path        TEXT    NOT NULL PRIMARY KEY COLLATE BINARY,
+         contents    BLOB    NOT NULL,
+         version     INTEGER NOT NULL,
+         modified_ms INTEGER NOT NULL
+     );
+     CREATE TABLE counters (
+         name  TEXT    NOT NULL PRIMARY KEY,
+         value INTEGER NOT NULL
+     );
+     INSERT INTO counters (name, value) VALUES ('version', 0);",
+    // 2: the size of each file, so listings never touch the content, and its creation time.
+    "ALTER TABLE files ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE files ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0;
+     UPDATE files SET size = length(CAST(contents AS BLOB)), created_ms = modified_ms;",
+];
+
+/// The schema version this build writes.
+pub(crate) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// What an opened database turned out to be.
+enum Identity {
+    /// Ours, at this schema version.
+    Ours(i64),
+    /// An empty database: ours to initialise.
+    Empty,
+}
+
+fn identify(conn: &Connection, ctx: &Ctx) -> Result<Identity, SqliteError> {
+    // The first read of a file that is not SQLite fails here with SQLITE_NOTADB.
+    let application_id: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(|e| ctx.err(e))?;
+    let user_version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|e| ctx.err(e))?;
+    if application_id == APPLICATION_ID {
+        if user_version > SCHEMA_VERSION {
+            return Err(SqliteError::TooNew {
+                path: ctx.path.clone(),
+                found: user_version,
+                known: SCHEMA_VERSION,
+            });
+        }
+        return Ok(Identity::Ours(user_version));
+    }
+    if application_id != 0 {
+        return Err(SqliteError::ForeignApplication {
+            path: ctx.path.clone(),
+            application_id,
+        });
+    }
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 5")
+        .map_err(|e| ctx.err(e))?;
+    let tables = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| ctx.err(e))?;
+    if !tables.is_empty() || user_version != 0 {
+        return Err(SqliteError::ForeignSchema {
+            path: ctx.path.clone(),
+            tables: if tables.is_empty() {
+                format!("user_version {user_version}")
+            } else {
+                tables.join(", ")
+            },
+        });
+    }
+    Ok(Identity::Empty)
+}
+
+/// Checks that `conn` is a memory store (or empty), switches it to WAL and brings its schema up
+/// to [`SCHEMA_VERSION`]. Leaves a foreign or corrupt file untouched.
+pub(crate) fn prepare(conn: &mut Connection, ctx: &Ctx, wal: bool) -> Result<(), SqliteError> {
+    let current = match identify(conn, ctx)? {
+        Identity::Ours(v) => v,
+        Identity::Empty => 0,
+    };
+    if wal {
+        // Persistent in the file; cannot run inside a transaction.
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(|e| ctx.err(e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(db = %ctx.path.display(), %mode, "SQLite refused WAL mode; using {mode}");
+        }
+    }
+    if current == SCHEMA_VERSION {
+        return Ok(());
+    }
+    migrate(conn, ctx)
+}
+
+fn migrate(conn: &mut Connection, ctx: &Ctx) -> Result<(), SqliteError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| ctx.err(e))?;
+    // Look again under the write lock: another process may have migrated in between.
+    let from = match identify(&tx, ctx)? {
+        Identity::Ours(v) => v,
+        Identity::Empty => 0,
+    };
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(from as usize) {
+        tx.execute_batch(sql).map_err(|e| ctx.err(e))?;
+        tracing::info!(db = %ctx.path.display(), to = index + 1, "migrated the memory store schema");
+    }
+    tx.pragma_update(None, "application_id", APPLICATION_ID)
+        .map_err(|e| ctx.err(e))?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(|e| ctx.err(e))?;
+    tx.commit().map_err(|e| ctx.err(e))
+}
