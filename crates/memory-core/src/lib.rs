@@ -3,6 +3,8 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+#[cfg(any(feature = "conformance", test))]
+pub mod conformance;
 mod error;
 mod in_memory;
 mod path;

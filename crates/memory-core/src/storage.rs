@@ -187,6 +187,16 @@ pub async fn copy_then_delete<S: Storage + ?Sized>(
     if storage.stat(to).await?.is_some() {
         return Err(Error::AlreadyExists { path: to.clone() });
     }
+    // Name the ancestor of `to` that is a file, as the write of a file below `to` would name
+    // `to` itself instead.
+    for ancestor in to.ancestors() {
+        if let Some(Entry::File(_)) = storage.stat(&ancestor).await? {
+            return Err(Error::ParentIsFile {
+                path: to.clone(),
+                parent: ancestor,
+            });
+        }
+    }
     let mut moves = Vec::with_capacity(files.len());
     for meta in files {
         let target = meta.path.rebase(from, to).ok_or_else(|| {
