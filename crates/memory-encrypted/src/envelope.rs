@@ -40,9 +40,10 @@ const PATH_TAG_LABEL: &[u8] = b"memory-encrypted/v1 path\0";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EnvelopePart {
-    /// The header or the wrapped data key (bytes 0..101): the data key did not unwrap.
+    /// The header or the wrapped data key (bytes 0..89): the data key did not unwrap.
     Header,
-    /// The content: ciphertext, its nonce or its tag, or bytes appended after the tag.
+    /// The content (bytes 89..): its nonce, the ciphertext or its tag, or bytes appended
+    /// after the tag.
     Body,
 }
 
