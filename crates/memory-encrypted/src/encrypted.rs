@@ -167,6 +167,14 @@ impl<S: Storage> Encrypted<S> {
                     copied.push((source, target, source_version, target_version));
                 }
                 Err(e) => {
+                    // The contract names the rename's destination, not the file being copied.
+                    let e = match e {
+                        Error::ParentIsFile { parent, .. } => Error::ParentIsFile {
+                            path: to.clone(),
+                            parent,
+                        },
+                        other => other,
+                    };
                     for (_, done, _, _) in &copied {
                         if let Err(undo) = self.inner.delete(done).await {
                             tracing::warn!(
