@@ -70,7 +70,7 @@ impl State {
 /// the backend of the documentation's examples.
 ///
 /// ```
-/// use memory_core::{InMemoryStorage, MemoryTool};
+/// use memory_core::{InMemoryStorage, MemoryHandler, MemoryTool};
 /// # tokio_test();
 /// # fn tokio_test() {
 /// # let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();

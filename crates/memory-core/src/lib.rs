@@ -3,14 +3,25 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+mod command;
 #[cfg(any(feature = "conformance", test))]
 pub mod conformance;
 mod error;
+mod handler;
 mod in_memory;
+mod limits;
+mod output;
 mod path;
+mod render;
 mod storage;
+mod tool;
 
 pub use error::{BoxError, Error, Result};
 pub use in_memory::InMemoryStorage;
 pub use path::{MAX_PATH_BYTES, MAX_SEGMENT_BYTES, MAX_SEGMENTS, MemoryPath, PathError, PathRule, ROOT};
 pub use storage::{Entry, FileMeta, Storage, StoredFile, Version, WriteMode, copy_then_delete};
+pub use command::{COMMAND_NAMES, InputError, MemoryCommand, ViewRange};
+pub use handler::MemoryHandler;
+pub use limits::{CreateMode, Limits};
+pub use output::{ToolContent, ToolOutput};
+pub use tool::MemoryTool;

@@ -6,8 +6,21 @@
 //!
 //! - [`storage`]: one check per behaviour of the `Storage` trait, and
 //!   [`storage::run_all`] to run them all on an empty store.
+//! - [`commands`]: the six commands through `MemoryTool`, against golden outputs.
 //! - [`faults`]: [`faults::Faulty`], a wrapper that injects failures and conflicts, and
 //!   [`faults::Recording`], a wrapper that records every call.
 
+pub mod commands;
 pub mod faults;
 pub mod storage;
+
+use std::sync::Arc;
+
+use crate::Storage;
+
+/// Runs both tiers on `storage`, which must be empty: every storage-level check, then every
+/// command-level check (golden outputs, concurrency, limits). Panics on the first failure.
+pub async fn run_all(storage: Arc<dyn Storage>) {
+    storage::run_all(storage.clone()).await;
+    commands::run_all(storage).await;
+}
