@@ -1,4 +1,4 @@
-//! The shared storage conformance suite, over the wrapper.
+//! The shared conformance suite (storage level and command level), over the wrapper.
 
 use std::sync::Arc;
 
@@ -9,5 +9,5 @@ use memory_encrypted::{Encrypted, Key, Keyring};
 async fn conformance() {
     let keyring = Keyring::new(Key::generate().unwrap());
     let store = Encrypted::new(InMemoryStorage::new(), keyring);
-    memory_core::conformance::storage::run_all(Arc::new(store)).await;
+    memory_core::conformance::run_all(Arc::new(store)).await;
 }
