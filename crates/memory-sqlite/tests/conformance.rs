@@ -1,8 +1,9 @@
-//! memory-core's conformance suite on `SqliteStorage`, file-backed and in memory.
+//! memory-core's conformance suite, both tiers (storage primitives, then the six commands
+//! against golden outputs), on `SqliteStorage`, file-backed and in memory.
 
 use std::sync::Arc;
 
-use memory_core::conformance::storage::run_all;
+use memory_core::conformance::run_all;
 use memory_sqlite::SqliteStorage;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
