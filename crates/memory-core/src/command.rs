@@ -5,7 +5,14 @@ use serde_json::{Map, Value};
 use crate::{MemoryPath, PathError};
 
 /// The command names, in the order error messages list them.
-pub const COMMAND_NAMES: [&str; 6] = ["view", "create", "str_replace", "insert", "delete", "rename"];
+pub const COMMAND_NAMES: [&str; 6] = [
+    "view",
+    "create",
+    "str_replace",
+    "insert",
+    "delete",
+    "rename",
+];
 
 /// The lines a `view` shows: `start..=end`, 1-based, `end == -1` meaning to the end.
 ///
@@ -248,7 +255,8 @@ fn as_integer(value: &Value) -> Option<i64> {
         Value::Number(n) => n.as_i64().or_else(|| {
             let f = n.as_f64()?;
             // 2^63 is exactly representable; anything at or beyond it does not fit an i64.
-            let fits = f.fract() == 0.0 && f >= -9_223_372_036_854_775_808.0 && f < 9_223_372_036_854_775_808.0;
+            let fits = f.fract() == 0.0
+                && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f);
             fits.then_some(f as i64)
         }),
         Value::String(s) => {
@@ -296,7 +304,10 @@ mod tests {
 
     #[test]
     fn bad_inputs() {
-        assert_eq!(err(json!([1, 2])), "Error: Invalid tool input: expected a JSON object");
+        assert_eq!(
+            err(json!([1, 2])),
+            "Error: Invalid tool input: expected a JSON object"
+        );
         assert_eq!(
             err(json!({"command": "view"})),
             "Error: Missing or invalid field `path` for command `view`"
@@ -306,7 +317,9 @@ mod tests {
             "Error: Missing or invalid field `file_text` for command `create`"
         );
         assert_eq!(
-            err(json!({"command": "insert", "path": "/memories/a", "insert_line": 1.5, "insert_text": "x"})),
+            err(
+                json!({"command": "insert", "path": "/memories/a", "insert_line": 1.5, "insert_text": "x"})
+            ),
             "Error: Missing or invalid field `insert_line` for command `insert`"
         );
         assert_eq!(
@@ -318,7 +331,9 @@ mod tests {
             "Error: Path must start with /memories, got: /etc/passwd"
         );
         assert!(err(json!({"path": "/memories"})).contains("`command`"));
-        assert!(err(json!({"command": "VIEW", "path": "/memories"})).contains("Unknown command `VIEW`"));
+        assert!(
+            err(json!({"command": "VIEW", "path": "/memories"})).contains("Unknown command `VIEW`")
+        );
     }
 
     #[test]
@@ -328,9 +343,27 @@ mod tests {
         }))
         .unwrap();
         assert!(matches!(cmd, MemoryCommand::StrReplace { ref new_str, .. } if new_str.is_empty()));
-        let cmd = MemoryCommand::parse(&json!({"command": "view", "path": "/memories", "view_range": null})).unwrap();
-        assert_eq!(cmd, MemoryCommand::View { path: MemoryPath::root(), view_range: None });
-        let cmd = MemoryCommand::parse(&json!({"command": "view", "path": "/memories/a", "view_range": ["2", -1]})).unwrap();
-        assert!(matches!(cmd, MemoryCommand::View { view_range: Some(ViewRange { start: 2, end: -1 }), .. }));
+        let cmd = MemoryCommand::parse(
+            &json!({"command": "view", "path": "/memories", "view_range": null}),
+        )
+        .unwrap();
+        assert_eq!(
+            cmd,
+            MemoryCommand::View {
+                path: MemoryPath::root(),
+                view_range: None
+            }
+        );
+        let cmd = MemoryCommand::parse(
+            &json!({"command": "view", "path": "/memories/a", "view_range": ["2", -1]}),
+        )
+        .unwrap();
+        assert!(matches!(
+            cmd,
+            MemoryCommand::View {
+                view_range: Some(ViewRange { start: 2, end: -1 }),
+                ..
+            }
+        ));
     }
 }

@@ -34,7 +34,10 @@ impl State {
     }
 
     /// Files at or below `dir`, in path order.
-    fn below<'a>(&'a self, dir: &'a MemoryPath) -> impl Iterator<Item = (&'a MemoryPath, &'a Stored)> {
+    fn below<'a>(
+        &'a self,
+        dir: &'a MemoryPath,
+    ) -> impl Iterator<Item = (&'a MemoryPath, &'a Stored)> {
         self.files
             .range(dir.clone()..)
             .take_while(move |(p, _)| p.as_str().starts_with(dir.as_str()))
@@ -46,7 +49,9 @@ impl State {
     }
 
     fn file_ancestor(&self, path: &MemoryPath) -> Option<MemoryPath> {
-        path.ancestors().into_iter().find(|a| self.files.contains_key(a))
+        path.ancestors()
+            .into_iter()
+            .find(|a| self.files.contains_key(a))
     }
 
     fn put(&mut self, path: &MemoryPath, contents: Vec<u8>) -> Version {
@@ -97,14 +102,18 @@ impl InMemoryStorage {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave the map half-updated (every change is
         // one insert or remove), so a poisoned lock is still consistent.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
 impl fmt::Debug for InMemoryStorage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let files = self.lock().files.len();
-        f.debug_struct("InMemoryStorage").field("files", &files).finish()
+        f.debug_struct("InMemoryStorage")
+            .field("files", &files)
+            .finish()
     }
 }
 

@@ -16,12 +16,14 @@ mod render;
 mod storage;
 mod tool;
 
-pub use error::{BoxError, Error, Result};
-pub use in_memory::InMemoryStorage;
-pub use path::{MAX_PATH_BYTES, MAX_SEGMENT_BYTES, MAX_SEGMENTS, MemoryPath, PathError, PathRule, ROOT};
-pub use storage::{Entry, FileMeta, Storage, StoredFile, Version, WriteMode, copy_then_delete};
 pub use command::{COMMAND_NAMES, InputError, MemoryCommand, ViewRange};
+pub use error::{BoxError, Error, Result};
 pub use handler::MemoryHandler;
+pub use in_memory::InMemoryStorage;
 pub use limits::{CreateMode, Limits};
 pub use output::{ToolContent, ToolOutput};
+pub use path::{
+    MAX_PATH_BYTES, MAX_SEGMENT_BYTES, MAX_SEGMENTS, MemoryPath, PathError, PathRule, ROOT,
+};
+pub use storage::{Entry, FileMeta, Storage, StoredFile, Version, WriteMode, copy_then_delete};
 pub use tool::MemoryTool;

@@ -337,8 +337,14 @@ mod tests {
 
     #[test]
     fn trailing_slash_dropped_once() {
-        assert_eq!(MemoryPath::parse("/memories/").unwrap().as_str(), "/memories");
-        assert_eq!(MemoryPath::parse("/memories/a/").unwrap().as_str(), "/memories/a");
+        assert_eq!(
+            MemoryPath::parse("/memories/").unwrap().as_str(),
+            "/memories"
+        );
+        assert_eq!(
+            MemoryPath::parse("/memories/a/").unwrap().as_str(),
+            "/memories/a"
+        );
         assert!(err("/memories/a//").contains("empty path segments"));
         assert!(err("/memories//").contains("empty path segments"));
     }
@@ -385,10 +391,7 @@ mod tests {
         assert!(!ab.starts_with(&a));
         assert!(a.starts_with(&MemoryPath::root()));
         assert_eq!(a_b.ancestors(), vec![a.clone()]);
-        assert_eq!(
-            a_b.rebase(&a, &ab).unwrap().as_str(),
-            "/memories/ab/b"
-        );
+        assert_eq!(a_b.rebase(&a, &ab).unwrap().as_str(), "/memories/ab/b");
         assert_eq!(a.rebase(&a, &ab).unwrap(), ab);
         assert_eq!(MemoryPath::root().segments().count(), 0);
         assert_eq!(a_b.segments().collect::<Vec<_>>(), ["a", "b"]);

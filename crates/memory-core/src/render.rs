@@ -19,7 +19,7 @@ pub(crate) fn format_size(bytes: u64) -> String {
     let exponent = ((63 - bytes.leading_zeros()) / 10).min(3);
     let unit = ["B", "K", "M", "G"][exponent as usize];
     let divisor = 1u64 << (10 * exponent);
-    if bytes % divisor == 0 {
+    if bytes.is_multiple_of(divisor) {
         format!("{}{unit}", bytes / divisor)
     } else {
         // `{:.1}` rounds the exact binary value half to even, as Python's format does.
@@ -204,12 +204,17 @@ mod tests {
         let lines: Vec<String> = numbered(std::iter::repeat_n(x.as_str(), 200), 1);
         // Each numbered line is 6 + 1 + 93 = 100 characters; 158 lines and 157 newlines fit.
         let text = join_truncated(&lines, 1, 200);
-        assert!(text.ends_with("\n[Output truncated: showed lines 1-158 of 200. Use view_range to see the rest.]"));
+        assert!(text.ends_with(
+            "\n[Output truncated: showed lines 1-158 of 200. Use view_range to see the rest.]"
+        ));
         let long = numbered(["y".repeat(20_000).as_str()], 5);
         let text = join_truncated(&long, 5, 9);
         let (kept, notice) = text.split_once('\n').unwrap();
         assert_eq!(kept.chars().count(), 16_000);
-        assert_eq!(notice, "[Output truncated: showed lines 5-5 of 9. Use view_range to see the rest.]");
+        assert_eq!(
+            notice,
+            "[Output truncated: showed lines 5-5 of 9. Use view_range to see the rest.]"
+        );
     }
 
     #[test]

@@ -202,7 +202,10 @@ pub async fn copy_then_delete<S: Storage + ?Sized>(
         let target = meta.path.rebase(from, to).ok_or_else(|| {
             Error::backend(
                 "rename",
-                format!("{} cannot move below {to}: the path would be too long", meta.path),
+                format!(
+                    "{} cannot move below {to}: the path would be too long",
+                    meta.path
+                ),
             )
         })?;
         moves.push((meta.path, target));

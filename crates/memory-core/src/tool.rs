@@ -405,11 +405,8 @@ impl<S: Storage> MemoryHandler for MemoryTool<S> {
         if old_path.is_root() {
             return ToolOutput::error("Error: Cannot rename the /memories directory itself");
         }
-        let destination_exists = || {
-            ToolOutput::error(format!(
-                "Error: The destination {new_path} already exists"
-            ))
-        };
+        let destination_exists =
+            || ToolOutput::error(format!("Error: The destination {new_path} already exists"));
         let source = match self.storage.stat(old_path).await {
             Ok(Some(entry)) => entry,
             Ok(None) => return ToolOutput::error(does_not_exist(old_path)),
@@ -420,9 +417,9 @@ impl<S: Storage> MemoryHandler for MemoryTool<S> {
         }
         if new_path.starts_with(old_path) {
             return match source {
-                Entry::Directory => ToolOutput::error(format!(
-                    "Error: Cannot move {old_path} into itself"
-                )),
+                Entry::Directory => {
+                    ToolOutput::error(format!("Error: Cannot move {old_path} into itself"))
+                }
                 Entry::File(_) => parent_is_file(new_path, old_path),
             };
         }
@@ -435,7 +432,10 @@ impl<S: Storage> MemoryHandler for MemoryTool<S> {
             // Every moved path must still be a valid path at its new place.
             match self.storage.list(old_path).await {
                 Ok(files) => {
-                    if let Some(bad) = files.iter().find(|f| f.path.rebase(old_path, new_path).is_none()) {
+                    if let Some(bad) = files
+                        .iter()
+                        .find(|f| f.path.rebase(old_path, new_path).is_none())
+                    {
                         tracing::debug!(file = %bad.path, "rename would exceed the path limits");
                         return ToolOutput::error(format!(
                             "Error: Invalid path {new_path}: moving {old_path} there would make a path longer than 1024 bytes or deeper than 20 levels"
@@ -446,9 +446,7 @@ impl<S: Storage> MemoryHandler for MemoryTool<S> {
             }
         }
         match self.storage.rename(old_path, new_path).await {
-            Ok(()) => ToolOutput::success(format!(
-                "Successfully renamed {old_path} to {new_path}"
-            )),
+            Ok(()) => ToolOutput::success(format!("Successfully renamed {old_path} to {new_path}")),
             Err(Error::NotFound { .. }) => ToolOutput::error(does_not_exist(old_path)),
             Err(Error::AlreadyExists { .. }) => destination_exists(),
             Err(Error::ParentIsFile { parent, .. }) => parent_is_file(new_path, &parent),
@@ -457,5 +455,161 @@ impl<S: Storage> MemoryHandler for MemoryTool<S> {
             }
             Err(err) => self.storage_failure("rename", old_path, &err),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::InMemoryStorage;
+    use crate::conformance::faults::{FAKE_HOST_PATH, Faulty, Op};
+
+    fn commands() -> Vec<Value> {
+        vec![
+            json!({"command": "view", "path": "/memories"}),
+            json!({"command": "view", "path": "/memories/a.md"}),
+            json!({"command": "create", "path": "/memories/new.md", "file_text": "x"}),
+            json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "one", "new_str": "1"}),
+            json!({"command": "insert", "path": "/memories/a.md", "insert_line": 0, "insert_text": "top"}),
+            json!({"command": "delete", "path": "/memories/a.md"}),
+            json!({"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/b.md"}),
+        ]
+    }
+
+    async fn seeded() -> Arc<Faulty<InMemoryStorage>> {
+        let store = Arc::new(Faulty::new(InMemoryStorage::new()));
+        let path = MemoryPath::parse("/memories/a.md").unwrap();
+        store
+            .write(&path, b"one\ntwo\n".to_vec(), WriteMode::Create)
+            .await
+            .unwrap();
+        store
+    }
+
+    async fn snapshot(store: &Faulty<InMemoryStorage>) -> Vec<(String, Vec<u8>)> {
+        let inner = store.inner();
+        let mut out = Vec::new();
+        for meta in inner.list(&MemoryPath::root()).await.unwrap() {
+            let file = inner.read(&meta.path).await.unwrap();
+            out.push((meta.path.to_string(), file.contents));
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn backend_failures_are_generic_and_change_nothing() {
+        for op in [
+            Op::Read,
+            Op::Stat,
+            Op::Write,
+            Op::Delete,
+            Op::List,
+            Op::Rename,
+        ] {
+            for input in commands() {
+                let store = seeded().await;
+                let before = snapshot(&store).await;
+                store.fail_method(op);
+                let tool = MemoryTool::new(store.clone());
+                let out = tool.execute(&input).await;
+                let text = out.text().unwrap_or_default().to_owned();
+                assert!(
+                    !text.contains(FAKE_HOST_PATH),
+                    "{op}: leaked detail: {text}"
+                );
+                assert!(
+                    !text.contains("Faulty"),
+                    "{op}: leaked backend name: {text}"
+                );
+                if text.starts_with("Error: The memory store could not complete") {
+                    assert!(out.is_error, "{op} {input}");
+                }
+                store.heal();
+                // A command that failed leaves the store exactly as it was.
+                if out.is_error {
+                    assert_eq!(
+                        snapshot(&store).await,
+                        before,
+                        "{op} {input}: partial write"
+                    );
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn every_command_reports_a_failing_store() {
+        for input in commands() {
+            let store = seeded().await;
+            store.fail_after(0);
+            let out = MemoryTool::new(store.clone()).execute(&input).await;
+            assert!(out.is_error, "{input}: {out:?}");
+            let text = out.text().unwrap();
+            assert!(
+                text.starts_with("Error: The memory store could not complete "),
+                "{input}: {text}"
+            );
+            assert!(text.contains("application's log"), "{text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn conflicts_are_retried_then_reported() {
+        let store = seeded().await;
+        let tool = MemoryTool::new(store.clone()).with_limits(Limits {
+            max_edit_retries: 3,
+            ..Limits::default()
+        });
+        store.inject_conflicts(3);
+        let out = tool
+            .execute(&json!({"command": "insert", "path": "/memories/a.md", "insert_line": 0, "insert_text": "top"}))
+            .await;
+        assert_eq!(out.text(), Some("The file /memories/a.md has been edited."));
+        store.inject_conflicts(4);
+        let out = tool
+            .execute(&json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "two", "new_str": "2"}))
+            .await;
+        assert_eq!(
+            out.text(),
+            Some("Error: /memories/a.md was modified concurrently; view it and retry")
+        );
+        assert!(out.is_error);
+        let file = store
+            .inner()
+            .read(&MemoryPath::parse("/memories/a.md").unwrap())
+            .await
+            .unwrap();
+        assert_eq!(file.contents, b"top\none\ntwo\n");
+    }
+
+    #[tokio::test]
+    async fn overwrite_mode_replaces_files_but_not_directories() {
+        let tool = MemoryTool::new(InMemoryStorage::new()).with_create_mode(CreateMode::Overwrite);
+        let create =
+            |path: &str, text: &str| json!({"command": "create", "path": path, "file_text": text});
+        assert!(!tool.execute(&create("/memories/a.md", "1")).await.is_error);
+        let out = tool.execute(&create("/memories/a.md", "2")).await;
+        assert_eq!(
+            out.text(),
+            Some("File created successfully at: /memories/a.md")
+        );
+        let file = tool
+            .storage()
+            .read(&MemoryPath::parse("/memories/a.md").unwrap())
+            .await
+            .unwrap();
+        assert_eq!(file.contents, b"2");
+        assert!(
+            !tool
+                .execute(&create("/memories/d/x.md", "1"))
+                .await
+                .is_error
+        );
+        let out = tool.execute(&create("/memories/d", "2")).await;
+        assert_eq!(out.text(), Some("Error: File /memories/d already exists"));
     }
 }

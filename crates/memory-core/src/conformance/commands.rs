@@ -41,7 +41,10 @@ pub async fn golden_transcript(storage: Arc<dyn Storage>) {
             ToolContent::Text(text) => Value::String(text.clone()),
             ToolContent::Blocks(blocks) => Value::Array(blocks.clone()),
         };
-        let expected = (&step["content"], step["is_error"].as_bool().unwrap_or(false));
+        let expected = (
+            &step["content"],
+            step["is_error"].as_bool().unwrap_or(false),
+        );
         if (&content, out.is_error) != expected {
             mismatches.push(format!(
                 "golden line {} ({name}): input {}\n  got      {content} is_error={}\n  expected {} is_error={}",
@@ -161,7 +164,13 @@ pub async fn limits_are_enforced(storage: Arc<dyn Storage>) {
         Some("Error: /memories/big.md would be 11 bytes, over the limit of 10 bytes"),
         "{storage}"
     );
-    assert!(storage.stat(&MemoryPath::parse("/memories/big.md").expect("valid")).await.expect("stat").is_none());
+    assert!(
+        storage
+            .stat(&MemoryPath::parse("/memories/big.md").expect("valid"))
+            .await
+            .expect("stat")
+            .is_none()
+    );
     let out = run(serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "123456789"})).await;
     assert!(!out.is_error, "{storage}: {out:?}");
     let out = run(serde_json::json!({"command": "insert", "path": "/memories/a.md", "insert_line": 0, "insert_text": "x"})).await;
@@ -171,17 +180,30 @@ pub async fn limits_are_enforced(storage: Arc<dyn Storage>) {
         "{storage}"
     );
     let out = run(serde_json::json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "1", "new_str": "ab"})).await;
-    assert!(!out.is_error, "{storage}: exactly at the limit is allowed: {out:?}");
-    let out = run(serde_json::json!({"command": "create", "path": "/memories/b.md", "file_text": "b"})).await;
+    assert!(
+        !out.is_error,
+        "{storage}: exactly at the limit is allowed: {out:?}"
+    );
+    let out =
+        run(serde_json::json!({"command": "create", "path": "/memories/b.md", "file_text": "b"}))
+            .await;
     assert!(!out.is_error, "{storage}: {out:?}");
-    let out = run(serde_json::json!({"command": "create", "path": "/memories/c.md", "file_text": "c"})).await;
+    let out =
+        run(serde_json::json!({"command": "create", "path": "/memories/c.md", "file_text": "c"}))
+            .await;
     assert_eq!(
         out.text(),
         Some("Error: The memory store is full (2 files). Delete or consolidate files first."),
         "{storage}"
     );
-    let file = storage.read(&MemoryPath::parse("/memories/a.md").expect("valid")).await.expect("a.md");
-    assert_eq!(file.contents, b"ab23456789", "{storage}: refused edits changed nothing");
+    let file = storage
+        .read(&MemoryPath::parse("/memories/a.md").expect("valid"))
+        .await
+        .expect("a.md");
+    assert_eq!(
+        file.contents, b"ab23456789",
+        "{storage}: refused edits changed nothing"
+    );
     clear(&*storage).await;
 }
 
@@ -190,24 +212,41 @@ pub async fn big_views(storage: Arc<dyn Storage>) {
     let tool = MemoryTool::new(storage.clone());
     let path = MemoryPath::parse("/memories/big.txt").expect("valid");
     let text: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
-    storage.write(&path, text.into_bytes(), WriteMode::Create).await.expect("write big.txt");
-    let out = tool.execute(&serde_json::json!({"command": "view", "path": "/memories/big.txt"})).await;
+    storage
+        .write(&path, text.into_bytes(), WriteMode::Create)
+        .await
+        .expect("write big.txt");
+    let out = tool
+        .execute(&serde_json::json!({"command": "view", "path": "/memories/big.txt"}))
+        .await;
     let shown = out.text().expect("text");
     assert!(!out.is_error);
     // Numbered lines take 13 characters for 1..=9, 14 for 10..=99, 15 for 100..=999 and 16
     // after, plus one newline between lines: lines 1 to 1006 fit in 16,000 characters.
     assert!(
-        shown.ends_with("\n[Output truncated: showed lines 1-1006 of 3001. Use view_range to see the rest.]"),
+        shown.ends_with(
+            "\n[Output truncated: showed lines 1-1006 of 3001. Use view_range to see the rest.]"
+        ),
         "{storage}: {}",
         &shown[shown.len().saturating_sub(120)..]
     );
     let out = tool
         .execute(&serde_json::json!({"command": "view", "path": "/memories/big.txt", "view_range": [2990, -1]}))
         .await;
-    assert!(out.text().expect("text").ends_with("  3000\tline 3000\n  3001\t"), "{storage}");
+    assert!(
+        out.text()
+            .expect("text")
+            .ends_with("  3000\tline 3000\n  3001\t"),
+        "{storage}"
+    );
     let many = MemoryPath::parse("/memories/many.txt").expect("valid");
-    storage.write(&many, vec![b'\n'; 999_999], WriteMode::Create).await.expect("write many.txt");
-    let out = tool.execute(&serde_json::json!({"command": "view", "path": "/memories/many.txt"})).await;
+    storage
+        .write(&many, vec![b'\n'; 999_999], WriteMode::Create)
+        .await
+        .expect("write many.txt");
+    let out = tool
+        .execute(&serde_json::json!({"command": "view", "path": "/memories/many.txt"}))
+        .await;
     assert_eq!(
         out.text(),
         Some("File /memories/many.txt exceeds maximum line limit of 999,999 lines."),
