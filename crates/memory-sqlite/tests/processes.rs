@@ -366,7 +366,8 @@ fn main() {
         worker(&role);
         return;
     }
-    let tests: [(&str, fn(&Path) -> String); 2] = [
+    type Test = fn(&Path) -> String;
+    let tests: [(&str, Test); 2] = [
         ("processes_lose_no_edit", processes_lose_no_edit),
         ("kill_9_during_writes", kill_9_during_writes),
     ];

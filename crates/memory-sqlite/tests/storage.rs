@@ -135,7 +135,7 @@ async fn compare_and_swap() {
             .await
             .unwrap_err();
         assert!(matches!(missing, Error::NotFound { .. }), "{missing:?}");
-        assert!(matches!(s.stat(&p("/memories/g")).await.unwrap(), None));
+        assert!(s.stat(&p("/memories/g")).await.unwrap().is_none());
         put(&*s, "/memories/d/x", "").await;
         let dir = s
             .write(&p("/memories/d"), b"3".to_vec(), WriteMode::Update(v2))

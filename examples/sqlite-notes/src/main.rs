@@ -8,9 +8,8 @@
 //! shows that the file is an ordinary SQLite database that any SQL tool can query.
 //!
 //! Without an argument it uses a new file in the temporary folder and removes it at the end;
-//! give a path to keep the
-//! memory between runs (a second run then shows the errors Claude would get, e.g. for a
-//! `create` of a file that already exists).
+//! give a path to keep the memory between runs (a second run then shows the errors Claude
+//! would get, e.g. for a `create` of a file that already exists).
 
 use std::path::PathBuf;
 
