@@ -108,7 +108,9 @@ pub enum EncryptionError {
     },
     /// The envelope is authentic but was sealed for another path: a ciphertext copied or moved
     /// to this path outside the wrapper.
-    #[error("{path} holds a ciphertext sealed for another path (copied or moved outside the wrapper)")]
+    #[error(
+        "{path} holds a ciphertext sealed for another path (copied or moved outside the wrapper)"
+    )]
     WrongPath {
         /// The path it was found at.
         path: MemoryPath,
@@ -320,12 +322,7 @@ pub(crate) fn open(
     let (rest, tag) = stored.split_at_mut(body_end);
     let tag = *Tag::from_slice(tag);
     Aes256Gcm::new((&*data_key).into())
-        .decrypt_in_place_detached(
-            Nonce::from_slice(&nonce),
-            &aad,
-            &mut rest[BODY_AT..],
-            &tag,
-        )
+        .decrypt_in_place_detached(Nonce::from_slice(&nonce), &aad, &mut rest[BODY_AT..], &tag)
         .map_err(|_| tampered(EnvelopePart::Body))?;
     stored.truncate(body_end);
     stored.drain(..BODY_AT);

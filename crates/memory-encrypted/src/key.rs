@@ -143,7 +143,7 @@ impl Key {
         let bytes = Zeroizing::new(bytes);
         let mut hasher = Sha256::new();
         hasher.update(KEY_ID_LABEL);
-        hasher.update(&*bytes);
+        hasher.update(bytes.as_slice());
         let digest = hasher.finalize();
         let mut id = [0u8; KEY_ID_LEN];
         id.copy_from_slice(&digest[..KEY_ID_LEN]);

@@ -109,7 +109,11 @@ impl<S: Storage> Encrypted<S> {
     ///
     /// The old keys must still be in the keyring (as decryption keys) while this runs. Only
     /// listing the store fails the whole call.
-    pub async fn rekey_with<F>(&self, options: &RekeyOptions, mut progress: F) -> Result<RekeyReport>
+    pub async fn rekey_with<F>(
+        &self,
+        options: &RekeyOptions,
+        mut progress: F,
+    ) -> Result<RekeyReport>
     where
         F: FnMut(&RekeyProgress<'_>) + Send,
     {

@@ -4,7 +4,7 @@ use std::error::Error as _;
 
 use memory_core::{Entry, Error, InMemoryStorage, MemoryPath, Storage, WriteMode};
 use memory_encrypted::{
-    EncryptionError, Encrypted, EnvelopePart, FORMAT_VERSION, Key, Keyring, MAGIC, OVERHEAD,
+    Encrypted, EncryptionError, EnvelopePart, FORMAT_VERSION, Key, Keyring, MAGIC, OVERHEAD,
 };
 
 const SECRET: &str = "The user's bank PIN is 4921 and she hates cilantro.\n";
@@ -104,7 +104,11 @@ async fn inner_bytes_are_envelopes_without_plaintext() {
         assert_eq!(&bytes[5..13], key.id().as_bytes(), "key id at bytes 5..13");
         assert_eq!(bytes.len() as u64, text.len() as u64 + OVERHEAD);
         let declared = u64::from_be_bytes(bytes[21..29].try_into().unwrap());
-        assert_eq!(declared, text.len() as u64, "plaintext length at bytes 21..29");
+        assert_eq!(
+            declared,
+            text.len() as u64,
+            "plaintext length at bytes 21..29"
+        );
         for needle in ["bank PIN", "4921", "cilantro", "short"] {
             assert!(
                 !bytes.windows(needle.len()).any(|w| w == needle.as_bytes()),
@@ -118,7 +122,10 @@ async fn inner_bytes_are_envelopes_without_plaintext() {
         .write(&again, SECRET.repeat(3).into_bytes(), WriteMode::Create)
         .await
         .unwrap();
-    assert_ne!(raw(&store, &again).await[13..], raw(&store, &p("/memories/a.md")).await[13..]);
+    assert_ne!(
+        raw(&store, &again).await[13..],
+        raw(&store, &p("/memories/a.md")).await[13..]
+    );
 }
 
 #[tokio::test]
@@ -335,7 +342,12 @@ async fn plaintext_files_and_wrong_keys_have_their_own_errors() {
         other => panic!("{other:?}"),
     }
     // The message names the key id, never key material.
-    assert!(err.source().unwrap().to_string().contains(&key.id().to_string()));
+    assert!(
+        err.source()
+            .unwrap()
+            .to_string()
+            .contains(&key.id().to_string())
+    );
 }
 
 #[tokio::test]
@@ -357,7 +369,11 @@ async fn rename_reencrypts_files_and_directories_for_their_new_paths() {
         .await
         .unwrap();
     assert_eq!(
-        store.read(&p("/memories/archive/2024/a.md")).await.unwrap().contents,
+        store
+            .read(&p("/memories/archive/2024/a.md"))
+            .await
+            .unwrap()
+            .contents,
         b"alpha\n"
     );
     assert_eq!(
@@ -374,7 +390,11 @@ async fn rename_reencrypts_files_and_directories_for_their_new_paths() {
         .await
         .unwrap();
     assert_eq!(
-        store.read(&p("/memories/renamed.md")).await.unwrap().contents,
+        store
+            .read(&p("/memories/renamed.md"))
+            .await
+            .unwrap()
+            .contents,
         b"other\n"
     );
     let paths: Vec<String> = store
@@ -429,7 +449,11 @@ async fn a_rename_that_cannot_decrypt_a_file_changes_nothing() {
         .unwrap();
     store
         .inner()
-        .write(&p("/memories/d/b.md"), b"plaintext".to_vec(), WriteMode::Create)
+        .write(
+            &p("/memories/d/b.md"),
+            b"plaintext".to_vec(),
+            WriteMode::Create,
+        )
         .await
         .unwrap();
     store

@@ -12,7 +12,7 @@ use memory_core::{
     WriteMode,
 };
 use memory_encrypted::{
-    EncryptionError, Encrypted, Key, KeyId, Keyring, RekeyOptions, RekeyOutcome,
+    Encrypted, EncryptionError, Key, KeyId, Keyring, RekeyOptions, RekeyOutcome,
 };
 
 fn p(s: &str) -> MemoryPath {
@@ -40,7 +40,10 @@ async fn store_under(old: &Key, n: usize) -> Arc<InMemoryStorage> {
     let inner = Arc::new(InMemoryStorage::new());
     let writer = Encrypted::new(Arc::clone(&inner), Keyring::new(old.clone()));
     for (i, path) in paths(n).iter().enumerate() {
-        writer.write(path, text(i), WriteMode::Create).await.unwrap();
+        writer
+            .write(path, text(i), WriteMode::Create)
+            .await
+            .unwrap();
     }
     inner
 }
@@ -89,7 +92,10 @@ async fn rekey_moves_every_file_to_the_active_key_with_progress() {
         .await
         .unwrap();
     assert!(report.is_complete(), "{report:?}");
-    assert_eq!((report.total, report.rekeyed, report.already_current), (7, 7, 0));
+    assert_eq!(
+        (report.total, report.rekeyed, report.already_current),
+        (7, 7, 0)
+    );
     assert_eq!(
         seen,
         (1..=7)
@@ -114,7 +120,10 @@ async fn rekey_resumes_after_an_interruption() {
     let inner = Arc::new(Faulty::new(InMemoryStorage::new()));
     let writer = Encrypted::new(Arc::clone(&inner), Keyring::new(old.clone()));
     for (i, path) in paths(10).iter().enumerate() {
-        writer.write(path, text(i), WriteMode::Create).await.unwrap();
+        writer
+            .write(path, text(i), WriteMode::Create)
+            .await
+            .unwrap();
     }
     let store = Encrypted::new(
         Arc::clone(&inner),
@@ -139,7 +148,10 @@ async fn rekey_resumes_after_an_interruption() {
     assert!(second.is_complete(), "{second:?}");
     assert_eq!((second.already_current, second.rekeyed), (4, 6));
     assert_eq!(
-        outcomes.iter().filter(|o| **o == RekeyOutcome::AlreadyCurrent).count(),
+        outcomes
+            .iter()
+            .filter(|o| **o == RekeyOutcome::AlreadyCurrent)
+            .count(),
         4
     );
     for path in paths(10) {
@@ -164,7 +176,10 @@ async fn rekey_retries_conflicts() {
     let report = store.rekey(|_| {}).await.unwrap();
     assert_eq!(report.rekeyed, 1, "{report:?}");
     assert_eq!(inner.pending_conflicts(), 0);
-    assert_eq!(store.read(&p("/memories/a.md")).await.unwrap().contents, text(0));
+    assert_eq!(
+        store.read(&p("/memories/a.md")).await.unwrap().contents,
+        text(0)
+    );
 }
 
 /// Before the first compare-and-swap write it sees, another writer (with the old key only)
@@ -189,7 +204,12 @@ impl Storage for EditsFirst {
     async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
         self.inner.stat(path).await
     }
-    async fn write(&self, path: &MemoryPath, contents: Vec<u8>, mode: WriteMode) -> Result<Version> {
+    async fn write(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        mode: WriteMode,
+    ) -> Result<Version> {
         if matches!(mode, WriteMode::Update(_)) {
             let edit = self.pending.lock().unwrap().take();
             if let Some((edited, bytes)) = edit {
@@ -232,7 +252,10 @@ async fn rekey_never_loses_a_concurrent_edit() {
     let store = Encrypted::new(racing, Keyring::new(new.clone()).with_decryption_key(old));
     let report = store.rekey(|_| {}).await.unwrap();
     assert!(report.is_complete() && report.rekeyed == 1, "{report:?}");
-    assert_eq!(store.read(&path).await.unwrap().contents, b"edited concurrently\n");
+    assert_eq!(
+        store.read(&path).await.unwrap().contents,
+        b"edited concurrently\n"
+    );
     assert_eq!(stored_key_id(&*inner, &path).await, new.id());
 }
 
@@ -243,11 +266,19 @@ async fn rekey_reports_unreadable_files_and_can_adopt_plaintext() {
     let inner = store_under(&old, 2).await;
     let lost = Key::generate().unwrap();
     Encrypted::new(Arc::clone(&inner), Keyring::new(lost))
-        .write(&p("/memories/lost-key.md"), b"?".to_vec(), WriteMode::Create)
+        .write(
+            &p("/memories/lost-key.md"),
+            b"?".to_vec(),
+            WriteMode::Create,
+        )
         .await
         .unwrap();
     inner
-        .write(&p("/memories/legacy.md"), b"plain\n".to_vec(), WriteMode::Create)
+        .write(
+            &p("/memories/legacy.md"),
+            b"plain\n".to_vec(),
+            WriteMode::Create,
+        )
         .await
         .unwrap();
     let store = Encrypted::new(
@@ -261,7 +292,11 @@ async fn rekey_reports_unreadable_files_and_can_adopt_plaintext() {
         .failed
         .iter()
         .map(|(path, e)| {
-            let cause = e.source().unwrap().downcast_ref::<EncryptionError>().unwrap();
+            let cause = e
+                .source()
+                .unwrap()
+                .downcast_ref::<EncryptionError>()
+                .unwrap();
             (path.to_string(), cause)
         })
         .collect();
@@ -272,7 +307,11 @@ async fn rekey_reports_unreadable_files_and_can_adopt_plaintext() {
     assert!(matches!(failed[1].1, EncryptionError::WrongKey { .. }));
     // Left exactly as they were.
     assert_eq!(
-        inner.read(&p("/memories/legacy.md")).await.unwrap().contents,
+        inner
+            .read(&p("/memories/legacy.md"))
+            .await
+            .unwrap()
+            .contents,
         b"plain\n"
     );
 
@@ -281,12 +320,23 @@ async fn rekey_reports_unreadable_files_and_can_adopt_plaintext() {
         .await
         .unwrap();
     assert_eq!(
-        (adopt.encrypted_plaintext, adopt.already_current, adopt.failed.len()),
+        (
+            adopt.encrypted_plaintext,
+            adopt.already_current,
+            adopt.failed.len()
+        ),
         (1, 2, 1)
     );
     assert_eq!(
-        store.read(&p("/memories/legacy.md")).await.unwrap().contents,
+        store
+            .read(&p("/memories/legacy.md"))
+            .await
+            .unwrap()
+            .contents,
         b"plain\n"
     );
-    assert_eq!(stored_key_id(&*inner, &p("/memories/legacy.md")).await, new.id());
+    assert_eq!(
+        stored_key_id(&*inner, &p("/memories/legacy.md")).await,
+        new.id()
+    );
 }

@@ -44,7 +44,12 @@ async fn commands_answer_exactly_as_without_encryption() {
         assert_eq!(got.text(), want.text(), "{input}");
     }
     // The listing sizes really came from the envelope arithmetic: the inner files are larger.
-    let inner = encrypted.storage().inner().list(&MemoryPath::root()).await.unwrap();
+    let inner = encrypted
+        .storage()
+        .inner()
+        .list(&MemoryPath::root())
+        .await
+        .unwrap();
     let outer = encrypted.storage().list(&MemoryPath::root()).await.unwrap();
     assert_eq!(inner.len(), 2);
     for (i, o) in inner.iter().zip(&outer) {
@@ -60,7 +65,9 @@ async fn decrypt_failures_reach_the_model_as_the_generic_error() {
     let tool = MemoryTool::new(Encrypted::new(InMemoryStorage::new(), Keyring::new(key)));
     let path = MemoryPath::parse("/memories/secret.md").unwrap();
     let out = tool
-        .execute(&json!({"command": "create", "path": "/memories/secret.md", "file_text": "PIN 4921\n"}))
+        .execute(
+            &json!({"command": "create", "path": "/memories/secret.md", "file_text": "PIN 4921\n"}),
+        )
         .await;
     assert!(!out.is_error);
 
@@ -79,16 +86,28 @@ async fn decrypt_failures_reach_the_model_as_the_generic_error() {
         )
     };
     for (command, input) in [
-        ("view", json!({"command": "view", "path": "/memories/secret.md"})),
-        ("str_replace", json!({"command": "str_replace", "path": "/memories/secret.md", "old_str": "PIN", "new_str": "pin"})),
-        ("insert", json!({"command": "insert", "path": "/memories/secret.md", "insert_line": 0, "insert_text": "x"})),
+        (
+            "view",
+            json!({"command": "view", "path": "/memories/secret.md"}),
+        ),
+        (
+            "str_replace",
+            json!({"command": "str_replace", "path": "/memories/secret.md", "old_str": "PIN", "new_str": "pin"}),
+        ),
+        (
+            "insert",
+            json!({"command": "insert", "path": "/memories/secret.md", "insert_line": 0, "insert_text": "x"}),
+        ),
     ] {
         let out = tool.execute(&input).await;
         assert!(out.is_error, "{input}");
         let text = out.text().unwrap();
         assert_eq!(text, generic(command), "{input}");
         for leak in ["4921", "tamper", "authentic", "key", "encrypt"] {
-            assert!(!text.to_lowercase().contains(leak), "{text:?} mentions {leak:?}");
+            assert!(
+                !text.to_lowercase().contains(leak),
+                "{text:?} mentions {leak:?}"
+            );
         }
     }
     // The failed edits wrote nothing over the damaged file.

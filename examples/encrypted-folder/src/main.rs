@@ -14,7 +14,7 @@ use std::error::Error as _;
 use std::path::PathBuf;
 
 use memory_core::{InMemoryStorage, MemoryHandler, MemoryPath, MemoryTool, Storage};
-use memory_encrypted::{EncryptionError, Encrypted, Key, KeyError, Keyring};
+use memory_encrypted::{Encrypted, EncryptionError, Key, KeyError, Keyring};
 use serde_json::{Value, json};
 
 type Store = Encrypted<InMemoryStorage>;
@@ -76,7 +76,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )
     .await;
     call(&tool, json!({"command": "view", "path": "/memories"})).await;
-    call(&tool, json!({"command": "view", "path": "/memories/profile/health.md"})).await;
+    call(
+        &tool,
+        json!({"command": "view", "path": "/memories/profile/health.md"}),
+    )
+    .await;
 
     // What someone reading the inner store sees: the path, and an envelope.
     let path = MemoryPath::parse("/memories/profile/health.md")?;
@@ -94,9 +98,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The same store opened with another key.
     let inner = tool.into_storage().into_inner();
     let wrong = MemoryTool::new(Encrypted::new(inner, Keyring::new(Key::generate()?)));
-    call(&wrong, json!({"command": "view", "path": "/memories/profile/health.md"})).await;
+    call(
+        &wrong,
+        json!({"command": "view", "path": "/memories/profile/health.md"}),
+    )
+    .await;
     if let Err(err) = wrong.storage().read(&path).await
-        && let Some(cause) = err.source().and_then(|s| s.downcast_ref::<EncryptionError>())
+        && let Some(cause) = err
+            .source()
+            .and_then(|s| s.downcast_ref::<EncryptionError>())
     {
         println!("the application sees: {cause}");
     }
