@@ -340,3 +340,93 @@ async fn rekey_reports_unreadable_files_and_can_adopt_plaintext() {
         new.id()
     );
 }
+
+/// Right after the first create-if-absent write it sees (a rename's copy), another writer
+/// edits a file: the edit a concurrent `str_replace` would make to the rename's source.
+#[derive(Debug)]
+struct EditsAfterCopy {
+    inner: Arc<InMemoryStorage>,
+    pending: Mutex<Option<(MemoryPath, Vec<u8>)>>,
+}
+
+impl fmt::Display for EditsAfterCopy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "EditsAfterCopy({})", self.inner)
+    }
+}
+
+#[async_trait]
+impl Storage for EditsAfterCopy {
+    async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+        self.inner.read(path).await
+    }
+    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+        self.inner.stat(path).await
+    }
+    async fn write(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        mode: WriteMode,
+    ) -> Result<Version> {
+        let create = matches!(mode, WriteMode::Create);
+        let version = self.inner.write(path, contents, mode).await?;
+        if create {
+            let edit = self.pending.lock().unwrap().take();
+            if let Some((edited, bytes)) = edit {
+                self.inner
+                    .write(&edited, bytes, WriteMode::Overwrite)
+                    .await?;
+            }
+        }
+        Ok(version)
+    }
+    async fn delete(&self, path: &MemoryPath) -> Result<()> {
+        self.inner.delete(path).await
+    }
+    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        self.inner.list(dir).await
+    }
+    async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        self.inner.rename(from, to).await
+    }
+}
+
+#[tokio::test]
+async fn rename_never_loses_an_edit_made_to_the_source_while_it_copies() {
+    let key = Key::generate().unwrap();
+    let inner = Arc::new(InMemoryStorage::new());
+    let from = p("/memories/drafts/plan.md");
+    let to = p("/memories/final/plan.md");
+    Encrypted::new(Arc::clone(&inner), Keyring::new(key.clone()))
+        .write(&from, b"v1\n".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    let scratch = Arc::new(InMemoryStorage::new());
+    Encrypted::new(Arc::clone(&scratch), Keyring::new(key.clone()))
+        .write(
+            &from,
+            b"v2, edited during the rename\n".to_vec(),
+            WriteMode::Create,
+        )
+        .await
+        .unwrap();
+    let edit = scratch.read(&from).await.unwrap().contents;
+
+    let store = Encrypted::new(
+        EditsAfterCopy {
+            inner: Arc::clone(&inner),
+            pending: Mutex::new(Some((from.clone(), edit))),
+        },
+        Keyring::new(key),
+    );
+    store
+        .rename(&p("/memories/drafts"), &p("/memories/final"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.read(&to).await.unwrap().contents,
+        b"v2, edited during the rename\n"
+    );
+    assert_eq!(store.stat(&p("/memories/drafts")).await.unwrap(), None);
+}
