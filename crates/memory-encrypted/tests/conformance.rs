@@ -1,13 +1,27 @@
-//! The shared conformance suite (storage level and command level), over the wrapper.
+//! The shared conformance suite (storage level and command level), over the wrapper around
+//! each backend of the workspace.
 
 use std::sync::Arc;
 
 use memory_core::InMemoryStorage;
 use memory_encrypted::{Encrypted, Key, Keyring};
+use memory_sqlite::SqliteStorage;
+
+fn keyring() -> Keyring {
+    Keyring::new(Key::generate().unwrap())
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance() {
-    let keyring = Keyring::new(Key::generate().unwrap());
-    let store = Encrypted::new(InMemoryStorage::new(), keyring);
+    let store = Encrypted::new(InMemoryStorage::new(), keyring());
+    memory_core::conformance::run_all(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_over_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner = SqliteStorage::open(dir.path().join("memory.db")).unwrap();
+    let store = Encrypted::new(inner, keyring());
+    assert!(store.to_string().starts_with("Encrypted(Sqlite("), "{store}");
     memory_core::conformance::run_all(Arc::new(store)).await;
 }
