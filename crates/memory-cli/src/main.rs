@@ -1,0 +1,209 @@
+//! The `memory` program: Claude's memory tool (`memory_20250818`) over JSON Lines.
+//!
+//! Run `memory --help` and `memory exec --help`; the line protocol is described in
+//! [`memory_cli::exec`] and the store URLs in [`memory_cli::store_url`].
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use memory_cli::exec;
+use memory_cli::store_url::{self, OpenOptions, StoreUrl};
+use memory_core::{CreateMode, MemoryTool};
+
+const LONG_ABOUT: &str = "\
+Claude's memory tool (memory_20250818), as a program.
+
+Claude keeps notes in a /memories directory through six commands (view, create,
+str_replace, insert, delete, rename). `memory exec` runs those commands, read one
+per line as JSON, against a store you choose (a directory, a SQLite file, or
+memory), and prints one JSON result per line.
+
+Example:
+
+  $ echo '{\"command\": \"create\", \"path\": \"/memories/notes.md\", \"file_text\": \"Hi\\n\"}' \\
+      | memory exec --store ./memory
+  {\"content\":\"File created successfully at: /memories/notes.md\",\"is_error\":false}
+
+The file is now ./memory/memories/notes.md, the layout Anthropic's SDKs use.
+Logs go to standard error (set RUST_LOG=debug for more); standard output holds
+only answers.";
+
+const EXEC_LONG_ABOUT: &str = "\
+Answer memory-tool commands read as JSON Lines on standard input.
+
+Each input line gets exactly one output line, in order, flushed at once:
+
+  {\"command\": \"view\", \"path\": \"/memories\"}
+      -> {\"content\": \"...\", \"is_error\": false}
+  {\"type\": \"tool_use\", \"id\": \"toolu_01\", \"name\": \"memory\", \"input\": {...}}
+      -> {\"type\": \"tool_result\", \"tool_use_id\": \"toolu_01\", \"content\": \"...\"}
+         (\"is_error\": true is added on errors, as the Messages API expects)
+
+A line that is not JSON, or not one of those shapes, gets an error answer and the
+program goes on. It exits 0 at the end of input, and 2 (with a message on standard
+error, before reading anything) when the store cannot be opened.
+
+Store URLs (--store or MEMORY_STORE):
+  PATH, file:PATH        a directory; /memories/x is PATH/memories/x
+  sqlite:PATH            a SQLite database file
+  mem:                   in memory, gone at exit
+  s3://BUCKET[/PREFIX]   not available yet (the S3 backend comes later)
+
+Example:
+
+  $ printf '%s\\n' '{\"command\":\"view\",\"path\":\"/memories\"}' | memory exec --store mem:";
+
+/// Command line of the `memory` program.
+#[derive(Debug, Parser)]
+#[command(name = "memory", version, about = "Claude's memory tool (memory_20250818), as a program", long_about = LONG_ABOUT)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Answer memory-tool commands read as JSON Lines on standard input.
+    #[command(long_about = EXEC_LONG_ABOUT)]
+    Exec(ExecArgs),
+    /// Write a new random encryption key (64 hexadecimal characters) to FILE.
+    ///
+    /// The file is created with mode 0600 and never overwritten. Use it with
+    /// `memory exec --encryption-key-file FILE`.
+    Keygen {
+        /// Where to write the key; must not exist yet.
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct ExecArgs {
+    /// The store: a directory path, file:PATH, sqlite:PATH, s3://BUCKET[/PREFIX] or mem:.
+    #[arg(long, env = "MEMORY_STORE", default_value = "./memory", value_name = "URL")]
+    store: String,
+
+    /// Encrypt every file with the 32-byte key in FILE (64 hex characters; see `memory keygen`).
+    #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
+    encryption_key_file: Option<PathBuf>,
+
+    /// What `create` does when the file exists: refuse (the default) or overwrite it.
+    #[arg(long, value_enum, default_value_t = CreateModeArg::Reject)]
+    create_mode: CreateModeArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CreateModeArg {
+    /// `Error: File {path} already exists`.
+    Reject,
+    /// Replace the file's content.
+    Overwrite,
+}
+
+/// Exit status for a store that cannot be opened (and for usage errors, as clap does).
+const EXIT_UNOPENABLE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("memory: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command {
+        Command::Exec(args) => runtime.block_on(run_exec(args)),
+        Command::Keygen { file } => keygen(&file),
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
+async fn run_exec(args: ExecArgs) -> ExitCode {
+    let url: StoreUrl = match args.store.parse() {
+        Ok(url) => url,
+        Err(e) => {
+            eprintln!("memory: invalid store URL `{}`: {e}", args.store);
+            return ExitCode::from(EXIT_UNOPENABLE);
+        }
+    };
+    let mut options = OpenOptions::new();
+    if let Some(file) = args.encryption_key_file {
+        options = options.with_encryption_key_file(file);
+    }
+    let store = match store_url::open(&url, &options).await {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("memory: {}", error_chain(&e));
+            return ExitCode::from(EXIT_UNOPENABLE);
+        }
+    };
+    tracing::info!(store = %store, "store opened");
+    let create_mode = match args.create_mode {
+        CreateModeArg::Reject => CreateMode::Reject,
+        CreateModeArg::Overwrite => CreateMode::Overwrite,
+    };
+    let tool = MemoryTool::new(store).with_create_mode(create_mode);
+    let stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    match exec::run(&tool, stdin, tokio::io::stdout()).await {
+        Ok(lines) => {
+            tracing::debug!(lines, "end of input");
+            ExitCode::SUCCESS
+        }
+        // Whoever reads our answers went away: nothing left to tell them.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("memory: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `error: cause: cause ...`, for messages on standard error.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(feature = "encrypted")]
+fn keygen(file: &std::path::Path) -> ExitCode {
+    match memory_encrypted::generate_key_file(file) {
+        Ok(key) => {
+            eprintln!("memory: wrote a new key (id {}) to {}", key.id(), file.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("memory: cannot write key file: {}", error_chain(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(not(feature = "encrypted"))]
+fn keygen(_file: &std::path::Path) -> ExitCode {
+    eprintln!("memory: keygen needs the `encrypted` feature of memory-cli, which this build lacks");
+    ExitCode::from(EXIT_UNOPENABLE)
+}

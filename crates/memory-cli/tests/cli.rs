@@ -1,0 +1,280 @@
+//! The program around the protocol: store URLs that cannot be opened, the environment, help.
+
+mod common;
+
+use std::process::{Command, Stdio};
+
+use common::{MEMORY, TIMEOUT, answer, exec_command, exec_lines, line, wait_timeout};
+use serde_json::json;
+
+/// Runs `memory exec` with stdin left open: a program that tried to read it would hang, so an
+/// exit proves it stopped before reading any line.
+fn refused(cmd: &mut Command) -> (i32, String) {
+    let mut child = cmd.spawn().expect("start memory");
+    let _stdin = child.stdin.take();
+    let status = wait_timeout(&mut child, TIMEOUT);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.stdout.is_empty(), "nothing on stdout: {:?}", String::from_utf8_lossy(&out.stdout));
+    (status.code().expect("an exit code"), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_store_that_is_a_regular_file_exits_2_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let (code, stderr) = refused(&mut exec_command(file.to_str().unwrap()));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot open store"), "{stderr}");
+    assert!(stderr.contains("not-a-dir"), "the message names the store: {stderr}");
+}
+
+#[test]
+fn a_store_below_a_regular_file_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    std::fs::write(&file, "x").unwrap();
+    let url = format!("file:{}/sub", file.display());
+    let (code, stderr) = refused(&mut exec_command(&url));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot open store"), "{stderr}");
+}
+
+#[test]
+fn unknown_schemes_and_bad_urls_exit_2() {
+    for (url, says) in [
+        ("ftp://example.com/x", "unknown store scheme `ftp:`"),
+        ("redis://localhost", "unknown store scheme `redis:`"),
+        ("", "the store URL is empty"),
+        ("file:", "needs a path"),
+        ("mem:something", "`mem:` takes nothing"),
+    ] {
+        let (code, stderr) = refused(&mut exec_command(url));
+        assert_eq!(code, 2, "{url}: {stderr}");
+        assert!(stderr.contains(says), "{url}: {stderr}");
+        assert!(stderr.starts_with("memory: "), "{url}: {stderr}");
+    }
+}
+
+#[test]
+fn s3_says_it_is_not_available_yet() {
+    let (code, stderr) = refused(&mut exec_command("s3://bucket/prefix"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not available yet"), "{stderr}");
+}
+
+#[test]
+fn the_store_comes_from_memory_store_when_no_flag_is_given() {
+    let mut cmd = Command::new(MEMORY);
+    cmd.arg("exec")
+        .env("MEMORY_STORE", "gopher://x")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let (code, stderr) = refused(&mut cmd);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("gopher"), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(MEMORY);
+    cmd.arg("exec")
+        .env("MEMORY_STORE", dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = common::feed_and_wait(
+        cmd.spawn().unwrap(),
+        (line(json!({"command": "create", "path": "/memories/env.md", "file_text": "e"})) + "\n").as_bytes(),
+    );
+    assert_eq!(common::answers_of(&out, 1)[0]["is_error"], json!(false));
+    assert_eq!(common::read_disk(dir.path(), "env.md").as_deref(), Some(&b"e"[..]));
+}
+
+#[test]
+fn the_default_store_is_memory_in_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(MEMORY);
+    cmd.arg("exec")
+        .current_dir(dir.path())
+        .env_remove("MEMORY_STORE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = common::feed_and_wait(
+        cmd.spawn().unwrap(),
+        (line(json!({"command": "create", "path": "/memories/d.md", "file_text": "d"})) + "\n").as_bytes(),
+    );
+    assert_eq!(common::answers_of(&out, 1)[0]["is_error"], json!(false));
+    let path = dir.path().join("memory").join("memories").join("d.md");
+    assert_eq!(std::fs::read(path).unwrap(), b"d");
+}
+
+#[test]
+fn empty_input_exits_0_with_no_output() {
+    let out = common::exec_raw("mem:", b"");
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn logs_never_reach_stdout() {
+    let mut cmd = exec_command("mem:");
+    cmd.env("RUST_LOG", "trace");
+    let out = common::feed_and_wait(
+        cmd.spawn().unwrap(),
+        b"{\"command\":\"view\",\"path\":\"/memories\"}\nnot json\n",
+    );
+    let answers = common::answers_of(&out, 2);
+    assert_eq!(answers[0]["is_error"], json!(false));
+}
+
+#[test]
+fn help_explains_the_program_with_an_example() {
+    let out = Command::new(MEMORY).arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for needle in ["memory_20250818", "exec", "keygen", "Example", "/memories/notes.md"] {
+        assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
+    }
+    let out = Command::new(MEMORY).args(["exec", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for needle in ["--store", "MEMORY_STORE", "tool_use", "tool_result", "mem:", "sqlite:PATH", "exit"] {
+        assert!(help.contains(needle), "exec --help lacks {needle}:\n{help}");
+    }
+}
+
+#[test]
+fn a_directory_store_is_shared_between_runs() {
+    let (_dir, url) = common::dir_store();
+    exec_lines(&url, &[line(json!({"command": "create", "path": "/memories/keep.md", "file_text": "kept"}))]);
+    let answers = exec_lines(&url, &[line(json!({"command": "view", "path": "/memories/keep.md"}))]);
+    assert_eq!(
+        answers[0],
+        answer("Here's the content of /memories/keep.md with line numbers:\n     1\tkept", false)
+    );
+}
+
+#[test]
+fn the_readme_transcript_runs_with_one_expected_error() {
+    let transcript = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/transcript.jsonl"
+    ))
+    .unwrap();
+    let lines = transcript.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+    let (_dir, url) = common::dir_store();
+    for store in [url.as_str(), "mem:"] {
+        let answers = common::answers_of(&common::exec_raw(store, &transcript), lines);
+        let errors: Vec<usize> = answers
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a["is_error"] == json!(true))
+            .map(|(i, _)| i + 1)
+            .collect();
+        // Line 2 looks for notes of an earlier session, which a fresh store does not have.
+        assert_eq!(errors, vec![2], "{answers:#?}");
+        let last = answers.last().unwrap();
+        assert_eq!(last["type"], json!("tool_result"));
+        let listing = last["content"].as_str().unwrap();
+        assert!(listing.contains("/memories/archive/2025-06/flaky-refund-test.md"), "{listing}");
+        assert!(!listing.contains("scratch"), "{listing}");
+    }
+}
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn sqlite_stores_keep_files_between_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("memory.db").display());
+    let answers = exec_lines(
+        &url,
+        &[line(json!({"command": "create", "path": "/memories/s.md", "file_text": "in sqlite\n"}))],
+    );
+    assert_eq!(answers[0], answer("File created successfully at: /memories/s.md", false));
+    let answers = exec_lines(&url, &[line(json!({"command": "view", "path": "/memories/s.md"}))]);
+    assert_eq!(
+        answers[0],
+        answer("Here's the content of /memories/s.md with line numbers:\n     1\tin sqlite\n     2\t", false)
+    );
+    assert!(dir.path().join("memory.db").is_file());
+}
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn a_sqlite_store_that_is_not_a_database_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "this is not a SQLite database, just some text that is long enough".repeat(20)).unwrap();
+    let (code, stderr) = refused(&mut exec_command(&format!("sqlite:{}", file.display())));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot open store"), "{stderr}");
+}
+
+#[cfg(feature = "encrypted")]
+#[test]
+fn keygen_then_an_encrypted_directory_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("memory.key");
+    let out = Command::new(MEMORY).arg("keygen").arg(&key).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&key).unwrap();
+    assert_eq!(text.trim().len(), 64);
+    assert!(text.trim().bytes().all(|b| b.is_ascii_hexdigit()));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    // keygen never overwrites a key.
+    let again = Command::new(MEMORY).arg("keygen").arg(&key).output().unwrap();
+    assert!(!again.status.success());
+    assert_eq!(std::fs::read_to_string(&key).unwrap(), text);
+
+    let store = dir.path().join("store");
+    let url = store.to_str().unwrap();
+    let secret = "the launch code is 0000";
+    let mut cmd = exec_command(url);
+    cmd.arg("--encryption-key-file").arg(&key);
+    let input = [
+        line(json!({"command": "create", "path": "/memories/secret.md", "file_text": secret})),
+        line(json!({"command": "view", "path": "/memories/secret.md"})),
+    ]
+    .join("\n");
+    let answers = common::answers_of(&common::feed_and_wait(cmd.spawn().unwrap(), input.as_bytes()), 2);
+    assert_eq!(
+        answers[1],
+        answer(&format!("Here's the content of /memories/secret.md with line numbers:\n     1\t{secret}"), false)
+    );
+    let on_disk = common::read_disk(&store, "secret.md").expect("the file is on disk");
+    assert!(!String::from_utf8_lossy(&on_disk).contains("launch code"), "plaintext on disk");
+
+    // The same key comes from the environment too; without a key the file cannot be read.
+    let mut cmd = exec_command(url);
+    cmd.env("MEMORY_ENCRYPTION_KEY_FILE", &key);
+    let out = common::feed_and_wait(cmd.spawn().unwrap(), (line(json!({"command": "view", "path": "/memories/secret.md"})) + "\n").as_bytes());
+    assert_eq!(common::answers_of(&out, 1)[0], answers[1]);
+    let plain = exec_lines(url, &[line(json!({"command": "view", "path": "/memories/secret.md"}))]);
+    assert_eq!(plain[0]["is_error"], json!(true), "{}", plain[0]);
+    assert!(!plain[0].to_string().contains("launch code"));
+}
+
+#[cfg(feature = "encrypted")]
+#[test]
+fn a_bad_key_file_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("bad.key");
+    std::fs::write(&key, "not a key\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    for key_file in [key.clone(), dir.path().join("missing.key")] {
+        let mut cmd = exec_command("mem:");
+        cmd.arg("--encryption-key-file").arg(&key_file);
+        let (code, stderr) = refused(&mut cmd);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("encryption key"), "{stderr}");
+    }
+}

@@ -1,0 +1,183 @@
+//! Several `memory exec` processes on one directory store at once: no lost update, and of two
+//! creates of one path exactly one wins.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{answers_of, dir_store, exec_command, exec_lines, feed_and_wait, line, read_disk};
+use serde_json::{Value, json};
+
+const PROCESSES: usize = 3;
+const INSERTS_PER_PROCESS: usize = 120;
+
+/// Starts every process first, then feeds them, so their edits really overlap.
+fn run_concurrently(url: &str, inputs: Vec<String>) -> Vec<Vec<Value>> {
+    let children: Vec<_> = inputs
+        .iter()
+        .map(|_| exec_command(url).spawn().expect("start memory"))
+        .collect();
+    let handles: Vec<_> = children
+        .into_iter()
+        .zip(inputs)
+        .map(|(child, input)| {
+            std::thread::spawn(move || {
+                let lines = input.lines().count();
+                answers_of(&feed_and_wait(child, input.as_bytes()), lines)
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("process thread"))
+        .collect()
+}
+
+#[test]
+fn concurrent_inserts_from_several_processes_lose_nothing() {
+    let (dir, url) = dir_store();
+    let created = exec_lines(
+        &url,
+        &[line(json!({"command": "create", "path": "/memories/shared.md", "file_text": "header\n"}))],
+    );
+    assert_eq!(created[0]["is_error"], json!(false), "{}", created[0]);
+
+    let inputs: Vec<String> = (0..PROCESSES)
+        .map(|p| {
+            (0..INSERTS_PER_PROCESS)
+                .map(|i| {
+                    // Alternate between the top and just below the header.
+                    let at = i % 2;
+                    line(json!({
+                        "command": "insert",
+                        "path": "/memories/shared.md",
+                        "insert_line": at,
+                        "insert_text": format!("p{p}-i{i}"),
+                    })) + "\n"
+                })
+                .collect()
+        })
+        .collect();
+    let results = run_concurrently(&url, inputs);
+    for (p, answers) in results.iter().enumerate() {
+        for (i, a) in answers.iter().enumerate() {
+            assert_eq!(
+                a,
+                &json!({"content": "The file /memories/shared.md has been edited.", "is_error": false}),
+                "process {p} insert {i}"
+            );
+        }
+    }
+
+    let content = String::from_utf8(read_disk(dir.path(), "shared.md").expect("shared.md")).unwrap();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for l in content.lines() {
+        *seen.entry(l).or_default() += 1;
+    }
+    assert_eq!(seen.get("header"), Some(&1));
+    for p in 0..PROCESSES {
+        for i in 0..INSERTS_PER_PROCESS {
+            let want = format!("p{p}-i{i}");
+            assert_eq!(seen.get(want.as_str()), Some(&1), "{want} lost or doubled");
+        }
+    }
+    assert_eq!(content.lines().count(), 1 + PROCESSES * INSERTS_PER_PROCESS);
+    assert!(content.ends_with('\n'));
+
+    // Each process kept its own order: its inserts at line 0 appear newest first.
+    for p in 0..PROCESSES {
+        let tops: Vec<usize> = content
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("p{p}-i")))
+            .map(|i| i.parse().unwrap())
+            .filter(|i| i % 2 == 0)
+            .collect();
+        let mut sorted = tops.clone();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        assert_eq!(tops, sorted, "process {p}'s top inserts out of order");
+    }
+}
+
+#[test]
+fn concurrent_edits_with_str_replace_and_insert_lose_nothing() {
+    let (dir, url) = dir_store();
+    // One counter line per process, bumped with str_replace, plus inserts by everyone.
+    let initial: String = (0..PROCESSES).map(|p| format!("counter-{p}=0\n")).collect();
+    exec_lines(
+        &url,
+        &[line(json!({"command": "create", "path": "/memories/mixed.md", "file_text": initial}))],
+    );
+    const ROUNDS: usize = 40;
+    let inputs: Vec<String> = (0..PROCESSES)
+        .map(|p| {
+            let mut s = String::new();
+            for r in 0..ROUNDS {
+                s += &line(json!({
+                    "command": "str_replace",
+                    "path": "/memories/mixed.md",
+                    "old_str": format!("counter-{p}={r}\n"),
+                    "new_str": format!("counter-{p}={}\n", r + 1),
+                }));
+                s.push('\n');
+                s += &line(json!({
+                    "command": "insert",
+                    "path": "/memories/mixed.md",
+                    "insert_line": 0,
+                    "insert_text": format!("note {p}/{r}"),
+                }));
+                s.push('\n');
+            }
+            s
+        })
+        .collect();
+    let results = run_concurrently(&url, inputs);
+    for (p, answers) in results.iter().enumerate() {
+        for a in answers {
+            assert_eq!(a["is_error"], json!(false), "process {p}: {a}");
+        }
+    }
+    let content = String::from_utf8(read_disk(dir.path(), "mixed.md").unwrap()).unwrap();
+    for p in 0..PROCESSES {
+        assert!(content.contains(&format!("counter-{p}={ROUNDS}\n")), "{content}");
+        for r in 0..ROUNDS {
+            assert!(content.contains(&format!("note {p}/{r}\n")), "note {p}/{r} lost");
+        }
+    }
+    assert_eq!(content.lines().count(), PROCESSES * (ROUNDS + 1));
+}
+
+#[test]
+fn of_concurrent_creates_of_one_path_exactly_one_wins() {
+    let (dir, url) = dir_store();
+    const PATHS: usize = 40;
+    let inputs: Vec<String> = (0..PROCESSES)
+        .map(|p| {
+            (0..PATHS)
+                .map(|k| {
+                    line(json!({
+                        "command": "create",
+                        "path": format!("/memories/race/{k}.md"),
+                        "file_text": format!("written by {p}"),
+                    })) + "\n"
+                })
+                .collect()
+        })
+        .collect();
+    let results = run_concurrently(&url, inputs);
+    for k in 0..PATHS {
+        let winners: Vec<usize> = (0..PROCESSES)
+            .filter(|&p| results[p][k]["is_error"] == json!(false))
+            .collect();
+        assert_eq!(winners.len(), 1, "path {k}: winners {winners:?}");
+        for p in 0..PROCESSES {
+            if p != winners[0] {
+                assert_eq!(
+                    results[p][k],
+                    json!({"content": format!("Error: File /memories/race/{k}.md already exists"), "is_error": true})
+                );
+            }
+        }
+        let on_disk = read_disk(dir.path(), &format!("race/{k}.md")).unwrap();
+        assert_eq!(on_disk, format!("written by {}", winners[0]).into_bytes());
+    }
+}
