@@ -182,13 +182,8 @@ impl SqliteStorage {
         })
         .await;
         match joined {
-            Ok(result) => result.map_err(|e| {
-                let e: Error = e.into();
-                if let Error::Backend { .. } = &e {
-                    tracing::warn!(db = %self.inner.ctx.path.display(), error = %e, "SQLite memory store operation failed");
-                }
-                e
-            }),
+            // Backend failures are logged once, by the caller that decides what the model sees.
+            Ok(result) => result.map_err(Into::into),
             Err(join) => Err(SqliteError::Task(join).into()),
         }
     }

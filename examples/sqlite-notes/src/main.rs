@@ -1,4 +1,4 @@
-// cargo run -p example-sqlite-notes -- [DATABASE_FILE]
+// cargo run -p example-sqlite-notes
 //! An agent's memory in one SQLite file.
 //!
 //! The program plays two sessions of an agent. In the first, it answers the memory tool calls
@@ -8,8 +8,9 @@
 //! shows that the file is an ordinary SQLite database that any SQL tool can query.
 //!
 //! Without an argument it uses a new file in the temporary folder and removes it at the end;
-//! give a path to keep the memory between runs (a second run then shows the errors Claude
-//! would get, e.g. for a `create` of a file that already exists).
+//! give a path after `--` (`cargo run -p example-sqlite-notes -- notes.db`) to keep the memory
+//! between runs (a second run then shows the errors Claude would get, e.g. for a `create` of a
+//! file that already exists).
 
 use std::path::PathBuf;
 
