@@ -1,0 +1,810 @@
+//! The synchronous engine behind [`FsStorage`](crate::FsStorage): every call here blocks and
+//! runs inside `spawn_blocking`.
+//!
+//! Confinement: all access goes through `root`, a cap-std [`Dir`] capability for
+//! `base/memories`, with relative paths made only of plain names. Every ancestor of a path is
+//! checked without following links (`symlink_metadata`), so a symbolic link anywhere in a
+//! path makes the path absent (or the call fail); cap-std refuses any resolution that would
+//! leave the root even if a link is swapped in concurrently.
+
+use std::io::{self, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use cap_std::fs::{Dir, DirBuilder, DirBuilderExt, Metadata, OpenOptions, OpenOptionsExt};
+use memory_core::{Entry, Error, FileMeta, MemoryPath, Result, Version, WriteMode};
+use sha2::{Digest, Sha256};
+
+use crate::FsOptions;
+use crate::error::FsError;
+
+/// Mode of every file the store writes.
+pub(crate) const FILE_MODE: u32 = 0o600;
+/// Mode of every folder the store creates.
+pub(crate) const DIR_MODE: u32 = 0o700;
+/// The lock file, beside (not inside) the `memories` folder.
+pub(crate) const LOCK_FILE: &str = ".memories.lock";
+
+/// Temporary files are `.memory-tmp-<32 hex digits>.tmp`: hidden, and with 128 bits of
+/// randomness no user file name collides with one by accident.
+const TEMP_PREFIX: &str = ".memory-tmp-";
+const TEMP_SUFFIX: &str = ".tmp";
+const TEMP_HEX: usize = 32;
+
+/// How often a write starts over when folders vanish under a concurrent delete.
+const MAX_ATTEMPTS: usize = 8;
+
+/// Whether `name` is one of the store's temporary files.
+pub(crate) fn is_temp_name(name: &str) -> bool {
+    name.strip_prefix(TEMP_PREFIX)
+        .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
+        .is_some_and(|hex| {
+            hex.len() == TEMP_HEX && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+}
+
+fn temp_name() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = Sha256::new();
+    hasher.update(std::process::id().to_le_bytes());
+    hasher.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    hasher.update(now.as_nanos().to_le_bytes());
+    hasher.update(format!("{:?}", std::thread::current().id()).as_bytes());
+    let digest = hex::encode(hasher.finalize());
+    format!("{TEMP_PREFIX}{}{TEMP_SUFFIX}", &digest[..TEMP_HEX])
+}
+
+/// The version of some content: the hex SHA-256 of its bytes.
+pub(crate) fn version_of(contents: &[u8]) -> Version {
+    Version::new(hex::encode(Sha256::digest(contents)))
+}
+
+/// The path relative to the root, made only of plain names; `.` for the root.
+fn rel(path: &MemoryPath) -> Result<PathBuf, FsError> {
+    let mut out = PathBuf::new();
+    for segment in path.segments() {
+        out.push(segment);
+    }
+    if out.as_os_str().is_empty() {
+        return Ok(PathBuf::from("."));
+    }
+    if out.components().count() != path.segments().count()
+        || !out.components().all(|c| matches!(c, Component::Normal(_)))
+    {
+        return Err(FsError::UnsafePath { path: path.clone() });
+    }
+    Ok(out)
+}
+
+/// What a path is, found without following any link.
+#[derive(Debug)]
+enum Probe {
+    /// Nothing there (or an ancestor is missing).
+    Missing,
+    /// A regular file.
+    File(Metadata),
+    /// A real folder (which may or may not hold files).
+    Dir,
+    /// A symbolic link, special file or temporary file: never followed nor shown.
+    Other,
+    /// An ancestor is a regular file.
+    BelowFile(MemoryPath),
+    /// An ancestor is a link or special file.
+    BelowOther(MemoryPath),
+}
+
+fn is_not_found(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+fn std_perms(mode: u32) -> std::fs::Permissions {
+    std::fs::Permissions::from_mode(mode)
+}
+
+/// Holds the store-wide lock: the in-process mutex and the advisory file lock.
+struct Locked<'a> {
+    file: MutexGuard<'a, std::fs::File>,
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.file.unlock() {
+            tracing::warn!(error = %e, "memory-fs: cannot release the store lock");
+        }
+    }
+}
+
+/// The opened store.
+#[derive(Debug)]
+pub(crate) struct Store {
+    pub(crate) base: PathBuf,
+    root: Dir,
+    /// The lock file, opened once. The mutex serialises this process's writers (an advisory
+    /// lock is held per open file, so threads sharing it would not exclude each other); the
+    /// file lock serialises processes and other `FsStorage`s on the same folder.
+    lock: Mutex<std::fs::File>,
+    options: FsOptions,
+}
+
+enum Attempt {
+    Done,
+    Retry,
+}
+
+impl Store {
+    pub(crate) fn open(base: &Path, options: FsOptions) -> Result<Self, FsError> {
+        let open_err = |source| FsError::Open {
+            base: base.to_path_buf(),
+            source,
+        };
+        std::fs::create_dir_all(base).map_err(open_err)?;
+        let memories = base.join("memories");
+        {
+            use std::os::unix::fs::DirBuilderExt as _;
+            match std::fs::DirBuilder::new().mode(DIR_MODE).create(&memories) {
+                Ok(()) => std::fs::set_permissions(&memories, std_perms(DIR_MODE))
+                    .map_err(open_err)?,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(open_err(e)),
+            }
+        }
+        let root = Dir::open_ambient_dir(&memories, cap_std::ambient_authority())
+            .map_err(open_err)?;
+        let lock = {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(FILE_MODE)
+                .open(base.join(LOCK_FILE))
+                .map_err(open_err)?
+        };
+        let store = Store {
+            base: base.to_path_buf(),
+            root,
+            lock: Mutex::new(lock),
+            options,
+        };
+        let removed = store.remove_stale_temps(&MemoryPath::root(), &PathBuf::from("."));
+        if removed > 0 {
+            tracing::info!(base = %base.display(), removed, "memory-fs: removed stale temporary files");
+        }
+        Ok(store)
+    }
+
+    fn lock(&self) -> Result<Locked<'_>, FsError> {
+        // A panic while locked leaves nothing half-done in memory (the mutex guards a file
+        // handle only), so a poisoned mutex is still usable.
+        let file = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        file.lock().map_err(|source| FsError::Lock { source })?;
+        Ok(Locked { file })
+    }
+
+    fn lstat(&self, path: &MemoryPath) -> Result<Option<Metadata>, FsError> {
+        match self.root.symlink_metadata(rel(path)?) {
+            Ok(meta) => Ok(Some(meta)),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(FsError::io("stat", path, e)),
+        }
+    }
+
+    fn probe(&self, path: &MemoryPath) -> Result<Probe, FsError> {
+        if path.is_root() {
+            return Ok(Probe::Dir);
+        }
+        for ancestor in path.ancestors() {
+            match self.lstat(&ancestor)? {
+                None => return Ok(Probe::Missing),
+                Some(meta) if meta.is_dir() => {}
+                Some(meta) if meta.is_file() && !is_temp_name(ancestor.name().unwrap_or("")) => {
+                    return Ok(Probe::BelowFile(ancestor));
+                }
+                Some(_) => return Ok(Probe::BelowOther(ancestor)),
+            }
+        }
+        Ok(match self.lstat(path)? {
+            None => Probe::Missing,
+            Some(meta) if meta.is_dir() => Probe::Dir,
+            Some(_) if is_temp_name(path.name().unwrap_or("")) => Probe::Other,
+            Some(meta) if meta.is_file() => Probe::File(meta),
+            Some(_) => Probe::Other,
+        })
+    }
+
+    /// Visits the regular files below a real folder, depth first; `visit` returns `false` to
+    /// stop. Links, special files, temporary files and names no [`MemoryPath`] can hold are
+    /// skipped.
+    fn walk(
+        &self,
+        dir: &MemoryPath,
+        visit: &mut dyn FnMut(MemoryPath, &Metadata) -> bool,
+    ) -> Result<bool, FsError> {
+        let entries = match self.root.read_dir(rel(dir)?) {
+            Ok(entries) => entries,
+            Err(e) if is_not_found(&e) => return Ok(true),
+            Err(e) => return Err(FsError::io("list", dir, e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| FsError::io("list", dir, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                tracing::debug!(dir = %dir, "memory-fs: skipping a name that is not UTF-8");
+                continue;
+            };
+            if is_temp_name(name) {
+                continue;
+            }
+            let Ok(child) = dir.join(name) else {
+                tracing::debug!(dir = %dir, name, "memory-fs: skipping a name no memory path can hold");
+                continue;
+            };
+            let file_type = match entry.file_type() {
+                Ok(t) => t,
+                Err(e) if is_not_found(&e) => continue,
+                Err(e) => return Err(FsError::io("list", &child, e)),
+            };
+            if file_type.is_dir() {
+                if !self.walk(&child, visit)? {
+                    return Ok(false);
+                }
+            } else if file_type.is_file() {
+                let meta = match entry.metadata() {
+                    Ok(meta) => meta,
+                    Err(e) if is_not_found(&e) => continue,
+                    Err(e) => return Err(FsError::io("stat", &child, e)),
+                };
+                if !visit(child, &meta) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn has_file_below(&self, dir: &MemoryPath) -> Result<bool, FsError> {
+        let mut found = false;
+        self.walk(dir, &mut |_, _| {
+            found = true;
+            false
+        })?;
+        Ok(found)
+    }
+
+    fn meta(path: MemoryPath, meta: &Metadata) -> FileMeta {
+        FileMeta {
+            path,
+            size: meta.len(),
+            modified: meta.modified().ok().map(|t| t.into_std()),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Reads
+
+    pub(crate) fn read(&self, path: &MemoryPath) -> Result<memory_core::StoredFile> {
+        let not_found = || Error::NotFound { path: path.clone() };
+        if !matches!(self.probe(path)?, Probe::File(_)) {
+            return Err(not_found());
+        }
+        let file = match self.root.open(rel(path)?) {
+            Ok(file) => file,
+            Err(e) if is_not_found(&e) => return Err(not_found()),
+            Err(e) => return Err(FsError::io("open", path, e).into()),
+        };
+        let mut file = file.into_std();
+        // Files are only ever replaced by rename, never changed in place, so the open file is
+        // one whole version.
+        let mut contents = Vec::new();
+        file.read_to_end(&mut contents)
+            .map_err(|e| FsError::io("read", path, e))?;
+        let version = version_of(&contents);
+        Ok(memory_core::StoredFile { contents, version })
+    }
+
+    pub(crate) fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+        Ok(match self.probe(path)? {
+            Probe::File(meta) => Some(Entry::File(Self::meta(path.clone(), &meta))),
+            Probe::Dir if path.is_root() || self.has_file_below(path)? => Some(Entry::Directory),
+            _ => None,
+        })
+    }
+
+    pub(crate) fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        if !matches!(self.probe(dir)?, Probe::Dir) {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        self.walk(dir, &mut |path, meta| {
+            out.push(Self::meta(path, meta));
+            true
+        })?;
+        out.sort_by(|a, b| a.path.as_str().cmp(b.path.as_str()));
+        Ok(out)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Folder helpers
+
+    /// Creates the missing ancestors of `path` (mode 0700), returning those it created,
+    /// outermost first. `Ok(None)` means a folder vanished meanwhile: start over.
+    fn make_parents(&self, path: &MemoryPath) -> Result<Option<Vec<MemoryPath>>> {
+        let mut created = Vec::new();
+        let mut builder = DirBuilder::new();
+        builder.mode(DIR_MODE);
+        for ancestor in path.ancestors() {
+            let r = rel(&ancestor)?;
+            match self.root.create_dir_with(&r, &builder) {
+                Ok(()) => {
+                    // Explicitly, whatever the umask did to the mode given at creation.
+                    self.root
+                        .set_permissions(&r, cap_std::fs::Permissions::from_std(std_perms(DIR_MODE)))
+                        .map_err(|e| FsError::io("chmod folder", &ancestor, e))?;
+                    created.push(ancestor);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    match self.lstat(&ancestor)? {
+                        Some(meta) if meta.is_dir() => {}
+                        Some(meta) if meta.is_file() => {
+                            self.prune_created(&created);
+                            return Err(Error::ParentIsFile {
+                                path: path.clone(),
+                                parent: ancestor,
+                            });
+                        }
+                        Some(_) => {
+                            self.prune_created(&created);
+                            return Err(FsError::NotRegular { path: ancestor }.into());
+                        }
+                        None => {
+                            self.prune_created(&created);
+                            return Ok(None);
+                        }
+                    }
+                }
+                Err(e) if is_not_found(&e) => {
+                    self.prune_created(&created);
+                    return Ok(None);
+                }
+                Err(e) => {
+                    self.prune_created(&created);
+                    return Err(FsError::io("create folder", &ancestor, e).into());
+                }
+            }
+        }
+        Ok(Some(created))
+    }
+
+    /// Removes folders this call created, innermost first, if they are still empty.
+    fn prune_created(&self, created: &[MemoryPath]) {
+        for dir in created.iter().rev() {
+            if let Ok(r) = rel(dir) {
+                if self.root.remove_dir(r).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Removes the folders above `path` that are left empty, up to (not including) the root.
+    fn prune_empty_parents(&self, path: &MemoryPath) {
+        for dir in path.ancestors().iter().rev() {
+            let Ok(r) = rel(dir) else { break };
+            if self.root.remove_dir(r).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// Removes a real folder and everything in it, never following a link (links are
+    /// removed, not their targets).
+    fn remove_tree(&self, dir: &MemoryPath, r: &Path) -> Result<(), FsError> {
+        let entries = match self.root.read_dir(r) {
+            Ok(entries) => entries,
+            Err(e) if is_not_found(&e) => return Ok(()),
+            Err(e) => return Err(FsError::io("list", dir, e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| FsError::io("list", dir, e))?;
+            let child = r.join(entry.file_name());
+            let is_dir = entry
+                .file_type()
+                .map(|t| t.is_dir())
+                .map_err(|e| FsError::io("stat", dir, e))?;
+            let result = if is_dir {
+                self.remove_tree(dir, &child).map_err(|e| match e {
+                    FsError::Io { source, .. } => source,
+                    other => io::Error::other(other.to_string()),
+                })
+            } else {
+                self.root.remove_file(&child)
+            };
+            match result {
+                Ok(()) => {}
+                Err(e) if is_not_found(&e) => {}
+                Err(e) => return Err(FsError::io("delete", dir, e)),
+            }
+        }
+        match self.root.remove_dir(r) {
+            Ok(()) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            Err(e) => Err(FsError::io("delete folder", dir, e)),
+        }
+    }
+
+    /// Removes temporary files older than the configured age below `dir`; returns how many.
+    fn remove_stale_temps(&self, dir: &MemoryPath, r: &Path) -> usize {
+        let Ok(entries) = self.root.read_dir(r) else {
+            return 0;
+        };
+        let now = SystemTime::now();
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Ok(file_type) = entry.file_type() else { continue };
+            let child = r.join(&name);
+            if file_type.is_dir() {
+                removed += self.remove_stale_temps(dir, &child);
+            } else if file_type.is_file() && name.to_str().is_some_and(is_temp_name) {
+                let age = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| now.duration_since(t.into_std()).ok())
+                    .unwrap_or(Duration::ZERO);
+                if age >= self.options.stale_temp_age && self.root.remove_file(&child).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+
+    fn sync_dir(&self, dir: &MemoryPath) -> Result<(), FsError> {
+        if !self.options.fsync {
+            return Ok(());
+        }
+        // A readable handle (not the capability's path-only one): fsync needs it.
+        let mut options = OpenOptions::new();
+        options.read(true);
+        self.root
+            .open_with(rel(dir)?, &options)
+            .and_then(|d| d.into_std().sync_all())
+            .map_err(|e| FsError::io("sync folder", dir, e))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Writes
+
+    pub(crate) fn write(
+        &self,
+        path: &MemoryPath,
+        contents: &[u8],
+        mode: &WriteMode,
+    ) -> Result<Version> {
+        if path.is_root() {
+            return Err(match mode {
+                WriteMode::Update(_) => Error::NotFound { path: path.clone() },
+                _ => Error::AlreadyExists { path: path.clone() },
+            });
+        }
+        if path.name().is_some_and(is_temp_name) {
+            return Err(FsError::ReservedName { path: path.clone() }.into());
+        }
+        for _ in 0..MAX_ATTEMPTS {
+            if let Attempt::Done = self.try_write(path, contents, mode)? {
+                return Ok(version_of(contents));
+            }
+        }
+        Err(FsError::Vanished {
+            path: path.clone(),
+            attempts: MAX_ATTEMPTS,
+        }
+        .into())
+    }
+
+    /// Refuses the write if what is at `path` forbids it in this mode. Returns whether an
+    /// empty folder tree is in the way (to be removed before the rename).
+    fn check_write_target(&self, path: &MemoryPath, mode: &WriteMode) -> Result<bool> {
+        let exists = || Error::AlreadyExists { path: path.clone() };
+        let not_found = || Error::NotFound { path: path.clone() };
+        match (self.probe(path)?, mode) {
+            (Probe::BelowFile(parent), _) => Err(Error::ParentIsFile {
+                path: path.clone(),
+                parent,
+            }),
+            (Probe::BelowOther(at), _) => Err(FsError::NotRegular { path: at }.into()),
+            (Probe::Dir, WriteMode::Update(_)) => Err(not_found()),
+            (Probe::Dir, _) => {
+                if self.has_file_below(path)? {
+                    Err(exists())
+                } else {
+                    Ok(true)
+                }
+            }
+            (Probe::File(_) | Probe::Other, WriteMode::Create) => Err(exists()),
+            (Probe::Missing | Probe::Other, WriteMode::Update(_)) => Err(not_found()),
+            (Probe::File(_), WriteMode::Update(expected)) => {
+                let current = self.read(path)?;
+                if current.version == *expected {
+                    Ok(false)
+                } else {
+                    Err(Error::Conflict { path: path.clone() })
+                }
+            }
+            _ => Ok(false),
+        }
+    }
+
+    fn try_write(&self, path: &MemoryPath, contents: &[u8], mode: &WriteMode) -> Result<Attempt> {
+        // Cheap checks first, without the lock, so that refused writes create nothing.
+        self.check_write_target(path, mode)?;
+        let Some(created) = self.make_parents(path)? else {
+            return Ok(Attempt::Retry);
+        };
+        let parent = path.parent().unwrap_or_else(MemoryPath::root);
+        let parent_rel = rel(&parent)?;
+        let temp_rel = parent_rel.join(temp_name());
+        match self.write_temp(path, &temp_rel, contents) {
+            Ok(true) => {}
+            Ok(false) => {
+                self.prune_created(&created);
+                return Ok(Attempt::Retry);
+            }
+            Err(e) => {
+                let _ = self.root.remove_file(&temp_rel);
+                self.prune_created(&created);
+                return Err(e.into());
+            }
+        }
+        let outcome = {
+            let _locked = self.lock()?;
+            self.commit(path, &temp_rel, mode)
+        };
+        if !matches!(outcome, Ok(Attempt::Done)) {
+            let _ = self.root.remove_file(&temp_rel);
+            if !matches!(outcome, Ok(Attempt::Retry)) {
+                let _locked = self.lock()?;
+                self.prune_created(&created);
+            }
+            return outcome;
+        }
+        self.sync_dir(&parent)?;
+        Ok(Attempt::Done)
+    }
+
+    /// Writes and syncs the temporary file; `Ok(false)` if its folder vanished.
+    fn write_temp(&self, path: &MemoryPath, temp_rel: &Path, contents: &[u8]) -> Result<bool, FsError> {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true).mode(FILE_MODE);
+        let file = match self.root.open_with(temp_rel, &options) {
+            Ok(file) => file,
+            Err(e) if is_not_found(&e) => return Ok(false),
+            Err(e) => return Err(FsError::io("create temporary file for", path, e)),
+        };
+        let mut file = file.into_std();
+        file.set_permissions(std_perms(FILE_MODE))
+            .map_err(|e| FsError::io("chmod temporary file for", path, e))?;
+        #[cfg(test)]
+        if crate::tests::fail_temp_writes() {
+            return Err(FsError::io(
+                "write temporary file for",
+                path,
+                io::Error::other("injected test failure"),
+            ));
+        }
+        file.write_all(contents)
+            .map_err(|e| FsError::io("write temporary file for", path, e))?;
+        if self.options.fsync {
+            file.sync_all()
+                .map_err(|e| FsError::io("sync temporary file for", path, e))?;
+        }
+        Ok(true)
+    }
+
+    /// Under the lock: checks the target again and moves the temporary file into place.
+    fn commit(&self, path: &MemoryPath, temp_rel: &Path, mode: &WriteMode) -> Result<Attempt> {
+        let target_rel = rel(path)?;
+        let empty_tree = self.check_write_target(path, mode)?;
+        if empty_tree {
+            self.remove_tree(path, &target_rel)?;
+        }
+        let result = match mode {
+            // One step even against writers that do not take our lock: link fails if
+            // anything appeared at the target.
+            WriteMode::Create => match self.root.hard_link(temp_rel, &self.root, &target_rel) {
+                Ok(()) => {
+                    let _ = self.root.remove_file(temp_rel);
+                    Ok(())
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    return Err(Error::AlreadyExists { path: path.clone() });
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Unsupported | io::ErrorKind::PermissionDenied
+                    ) =>
+                {
+                    // File systems without hard links: the check above, under the lock,
+                    // stands in for the one-step create.
+                    self.root.rename(temp_rel, &self.root, &target_rel)
+                }
+                Err(e) => Err(e),
+            },
+            WriteMode::Overwrite | WriteMode::Update(_) => {
+                self.root.rename(temp_rel, &self.root, &target_rel)
+            }
+        };
+        match result {
+            Ok(()) => Ok(Attempt::Done),
+            Err(e) if is_not_found(&e) => Ok(Attempt::Retry),
+            Err(e) => Err(FsError::io("rename into place", path, e).into()),
+        }
+    }
+
+    pub(crate) fn delete(&self, path: &MemoryPath) -> Result<()> {
+        let _locked = self.lock()?;
+        if path.is_root() {
+            let entries = self
+                .root
+                .entries()
+                .map_err(|e| FsError::io("list", path, e))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| FsError::io("list", path, e))?;
+                let name = PathBuf::from(entry.file_name());
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                let result = if is_dir {
+                    self.remove_tree(path, &name).map_err(Error::from)
+                } else {
+                    match self.root.remove_file(&name) {
+                        Err(e) if !is_not_found(&e) => Err(FsError::io("delete", path, e).into()),
+                        _ => Ok(()),
+                    }
+                };
+                result?;
+            }
+            self.sync_dir(path)?;
+            return Ok(());
+        }
+        let r = rel(path)?;
+        match self.probe(path)? {
+            Probe::File(_) => {
+                match self.root.remove_file(&r) {
+                    Ok(()) => {}
+                    Err(e) if is_not_found(&e) => {
+                        return Err(Error::NotFound { path: path.clone() });
+                    }
+                    Err(e) => return Err(FsError::io("delete", path, e).into()),
+                }
+            }
+            Probe::Dir if self.has_file_below(path)? => self.remove_tree(path, &r)?,
+            _ => return Err(Error::NotFound { path: path.clone() }),
+        }
+        self.prune_empty_parents(path);
+        self.sync_dir(&self.existing_ancestor(path))?;
+        Ok(())
+    }
+
+    /// The innermost ancestor of `path` that is still a folder (at worst the root).
+    fn existing_ancestor(&self, path: &MemoryPath) -> MemoryPath {
+        let mut current = path.parent();
+        while let Some(dir) = current {
+            if dir.is_root() || matches!(self.lstat(&dir), Ok(Some(meta)) if meta.is_dir()) {
+                return dir;
+            }
+            current = dir.parent();
+        }
+        MemoryPath::root()
+    }
+
+    pub(crate) fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        let _locked = self.lock()?;
+        let source_exists = match self.probe(from)? {
+            Probe::File(_) => true,
+            Probe::Dir => self.has_file_below(from)?,
+            _ => false,
+        };
+        if !source_exists {
+            return Err(Error::NotFound { path: from.clone() });
+        }
+        if to.starts_with(from) {
+            return Err(Error::RenameIntoItself {
+                from: from.clone(),
+                to: to.clone(),
+            });
+        }
+        let to_rel = rel(to)?;
+        match self.probe(to)? {
+            Probe::File(_) | Probe::Other => {
+                return Err(Error::AlreadyExists { path: to.clone() });
+            }
+            Probe::Dir => {
+                if self.has_file_below(to)? {
+                    return Err(Error::AlreadyExists { path: to.clone() });
+                }
+                self.remove_tree(to, &to_rel)?;
+            }
+            Probe::BelowFile(parent) => {
+                return Err(Error::ParentIsFile {
+                    path: to.clone(),
+                    parent,
+                });
+            }
+            Probe::BelowOther(at) => return Err(FsError::NotRegular { path: at }.into()),
+            Probe::Missing => {}
+        }
+        let Some(created) = self.make_parents(to)? else {
+            // Only our own writers change folders, and they wait for the lock.
+            return Err(FsError::Vanished {
+                path: to.clone(),
+                attempts: 1,
+            }
+            .into());
+        };
+        if let Err(e) = self.root.rename(rel(from)?, &self.root, &to_rel) {
+            self.prune_created(&created);
+            return Err(FsError::io("rename", from, e).into());
+        }
+        self.prune_empty_parents(from);
+        let to_parent = to.parent().unwrap_or_else(MemoryPath::root);
+        self.sync_dir(&to_parent)?;
+        let from_parent = self.existing_ancestor(from);
+        if from_parent != to_parent {
+            self.sync_dir(&from_parent)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names_are_recognised_and_unique() {
+        let a = temp_name();
+        let b = temp_name();
+        assert_ne!(a, b);
+        assert!(is_temp_name(&a), "{a}");
+        assert!(a.starts_with('.'));
+        assert!(a.len() < 64);
+        for user in [
+            ".memory-tmp-.tmp",
+            ".memory-tmp-0123456789abcdef0123456789abcdef.tmp.md",
+            ".memory-tmp-0123456789ABCDEF0123456789ABCDEF.tmp",
+            ".memory-tmp-0123456789abcdef0123456789abcde.tmp",
+            ".config",
+            "notes.tmp",
+        ] {
+            assert!(!is_temp_name(user), "{user}");
+        }
+        assert!(is_temp_name(".memory-tmp-0123456789abcdef0123456789abcdef.tmp"));
+    }
+
+    #[test]
+    fn relative_paths_are_plain_names() {
+        let p = MemoryPath::parse("/memories/a b/c.md").unwrap();
+        assert_eq!(rel(&p).unwrap(), PathBuf::from("a b/c.md"));
+        assert_eq!(rel(&MemoryPath::root()).unwrap(), PathBuf::from("."));
+        let dots = MemoryPath::parse("/memories/.../x").unwrap();
+        assert_eq!(rel(&dots).unwrap(), PathBuf::from(".../x"));
+    }
+
+    #[test]
+    fn versions_are_content_hashes() {
+        assert_eq!(version_of(b"a"), version_of(b"a"));
+        assert_ne!(version_of(b"a"), version_of(b"b"));
+        assert_eq!(version_of(b"").as_str().len(), 64);
+    }
+}
