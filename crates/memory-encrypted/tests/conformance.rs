@@ -22,6 +22,9 @@ async fn conformance_over_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let inner = SqliteStorage::open(dir.path().join("memory.db")).unwrap();
     let store = Encrypted::new(inner, keyring());
-    assert!(store.to_string().starts_with("Encrypted(Sqlite("), "{store}");
+    assert!(
+        store.to_string().starts_with("Encrypted(Sqlite("),
+        "{store}"
+    );
     memory_core::conformance::run_all(Arc::new(store)).await;
 }
