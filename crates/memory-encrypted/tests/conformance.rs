@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use memory_core::InMemoryStorage;
 use memory_encrypted::{Encrypted, Key, Keyring};
+use memory_fs::FsStorage;
 use memory_sqlite::SqliteStorage;
 
 fn keyring() -> Keyring {
@@ -26,5 +27,14 @@ async fn conformance_over_sqlite() {
         store.to_string().starts_with("Encrypted(Sqlite("),
         "{store}"
     );
+    memory_core::conformance::run_all(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_over_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner = FsStorage::new(dir.path()).unwrap();
+    let store = Encrypted::new(inner, keyring());
+    assert!(store.to_string().starts_with("Encrypted(Fs("), "{store}");
     memory_core::conformance::run_all(Arc::new(store)).await;
 }
