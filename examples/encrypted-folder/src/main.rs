@@ -1,37 +1,53 @@
-// cargo run -p example-encrypted-folder -- [KEY_FILE]
-//! A memory store encrypted at rest, with the key in a key file.
+// cargo run -p example-encrypted-folder -- [FOLDER [KEY_FILE]]
+//! A memory folder encrypted at rest, with the key in a key file.
 //!
 //! The program reads a key file (or creates one with mode 0600, as `memory keygen FILE` does),
-//! wraps a store in `memory_encrypted::Encrypted` and answers the memory tool calls Claude would
-//! send through `memory_core::MemoryTool`. Then it looks underneath, at what the inner store
-//! actually holds: envelopes, no plaintext. Last, it shows what happens with the wrong key: the
-//! application gets a precise `EncryptionError`, the model only the contract's generic error.
+//! wraps the folder store `memory_fs::FsStorage` in `memory_encrypted::Encrypted` and answers
+//! the memory tool calls Claude would send through `memory_core::MemoryTool`. Then it looks at
+//! what the folder actually holds on disk: the same file names, but envelopes instead of text.
+//! Last, it opens the folder with the wrong key: the application gets a precise
+//! `EncryptionError`, the model only the contract's generic error.
 //!
-//! Without an argument the key file is created in the temporary folder and removed at the end;
-//! give a path to keep (or reuse) a key.
+//! Without arguments the folder and the key file are made in the temporary folder and removed
+//! at the end; give a folder (and a key file, by default `FOLDER.key`) to keep them between
+//! runs (a second run then shows the errors Claude would get, e.g. for a `create` of a file
+//! that already exists).
 
 use std::error::Error as _;
 use std::path::PathBuf;
 
-use memory_core::{InMemoryStorage, MemoryHandler, MemoryPath, MemoryTool, Storage};
+use memory_core::{MemoryHandler, MemoryPath, MemoryTool, Storage};
 use memory_encrypted::{Encrypted, EncryptionError, Key, KeyError, Keyring};
+use memory_fs::FsStorage;
 use serde_json::{Value, json};
 
-type Store = Encrypted<InMemoryStorage>;
+type Store = Encrypted<FsStorage>;
 
-/// Reads the key file, or creates it if it does not exist yet. Key files are small and read
-/// once, but it is still blocking I/O, so it runs off the async runtime.
-async fn load_or_create_key(path: PathBuf) -> Result<Key, Box<dyn std::error::Error>> {
-    let key = tokio::task::spawn_blocking(move || match Key::from_hex_file(&path) {
+/// Reads the key file, or creates it if it does not exist yet.
+fn load_or_create_key(path: &PathBuf) -> Result<Key, KeyError> {
+    match Key::from_hex_file(path) {
         Err(KeyError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            let key = memory_encrypted::generate_key_file(&path)?;
+            let key = memory_encrypted::generate_key_file(path)?;
             println!("created key file {} (key id {})", path.display(), key.id());
             Ok(key)
         }
         other => other,
+    }
+}
+
+/// Opens the encrypted folder. Reading the key file and opening the folder are blocking I/O,
+/// so they run off the async runtime.
+async fn open(folder: PathBuf, key_file: PathBuf) -> Result<Store, Box<dyn std::error::Error>> {
+    let (inner, key) = tokio::task::spawn_blocking(move || {
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>((
+            FsStorage::new(&folder)?,
+            load_or_create_key(&key_file)?,
+        ))
     })
-    .await??;
-    Ok(key)
+    .await?
+    .map_err(|e| e as Box<dyn std::error::Error>)?;
+    println!("using key {}", key.id());
+    Ok(Encrypted::new(inner, Keyring::new(key)))
 }
 
 /// Runs one tool call and prints it with its result, as the application would log it.
@@ -44,16 +60,19 @@ async fn call(tool: &MemoryTool<Store>, input: Value) {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let arg = std::env::args_os().nth(1);
-    let keep = arg.is_some();
-    let key_file = match arg {
-        Some(path) => PathBuf::from(path),
-        None => std::env::temp_dir().join(format!("encrypted-folder-{}.key", std::process::id())),
-    };
-    let key = load_or_create_key(key_file.clone()).await?;
-    println!("using key {}\n", key.id());
+    let mut args = std::env::args_os().skip(1);
+    let folder = args.next().map(PathBuf::from);
+    let keep = folder.is_some();
+    let folder = folder.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("encrypted-folder-{}", std::process::id()))
+    });
+    let key_file = args.next().map(PathBuf::from).unwrap_or_else(|| {
+        let mut name = folder.clone().into_os_string();
+        name.push(".key");
+        PathBuf::from(name)
+    });
 
-    let store = Encrypted::new(InMemoryStorage::new(), Keyring::new(key));
+    let store = open(folder.clone(), key_file.clone()).await?;
     println!("store: {store}\n");
     let tool = MemoryTool::new(store);
 
@@ -82,20 +101,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )
     .await;
 
-    // What someone reading the inner store sees: the path, and an envelope.
-    let path = MemoryPath::parse("/memories/profile/health.md")?;
-    let stored = tool.storage().inner().read(&path).await?.contents;
+    // What someone reading the folder sees: the file name, and an envelope.
+    let on_disk = folder.join("memories/profile/health.md");
+    let stored = tokio::task::spawn_blocking({
+        let on_disk = on_disk.clone();
+        move || std::fs::read(on_disk)
+    })
+    .await??;
     let head: Vec<String> = stored.iter().take(21).map(|b| format!("{b:02x}")).collect();
     println!(
-        "inner store: {path} holds {} bytes (plaintext + {} bytes of envelope), starting {}",
+        "on disk: {} holds {} bytes (plaintext + {} bytes of envelope), starting {}",
+        on_disk.display(),
         stored.len(),
         memory_encrypted::OVERHEAD,
         head.join(" ")
     );
     let visible = stored.windows(10).any(|w| w == b"penicillin");
-    println!("plaintext visible in the inner store: {visible}\n");
+    println!("plaintext visible on disk: {visible}\n");
 
-    // The same store opened with another key.
+    // The same folder opened with another key.
     let inner = tool.into_storage().into_inner();
     let wrong = MemoryTool::new(Encrypted::new(inner, Keyring::new(Key::generate()?)));
     call(
@@ -103,6 +127,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         json!({"command": "view", "path": "/memories/profile/health.md"}),
     )
     .await;
+    let path = MemoryPath::parse("/memories/profile/health.md")?;
     if let Err(err) = wrong.storage().read(&path).await
         && let Some(cause) = err
             .source()
@@ -112,7 +137,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     if !keep {
-        std::fs::remove_file(&key_file)?;
+        tokio::task::spawn_blocking(move || {
+            std::fs::remove_dir_all(&folder)?;
+            std::fs::remove_file(&key_file)
+        })
+        .await??;
     }
     Ok(())
 }
