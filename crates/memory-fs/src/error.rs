@@ -62,7 +62,9 @@ impl From<FsError> for memory_core::Error {
             FsError::Io { ref source, .. }
                 if matches!(
                     source.kind(),
-                    io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    io::ErrorKind::Interrupted
+                        | io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
                 ) =>
             {
                 memory_core::Error::retryable(BACKEND, e)
@@ -85,7 +87,14 @@ mod tests {
             io::Error::new(io::ErrorKind::PermissionDenied, "denied"),
         )
         .into();
-        assert!(matches!(e, memory_core::Error::Backend { backend: "Fs", retryable: false, .. }));
+        assert!(matches!(
+            e,
+            memory_core::Error::Backend {
+                backend: "Fs",
+                retryable: false,
+                ..
+            }
+        ));
         let e: memory_core::Error = FsError::Vanished { path, attempts: 3 }.into();
         assert!(e.is_retryable());
     }

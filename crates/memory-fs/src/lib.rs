@@ -207,10 +207,7 @@ mod tests {
         let version = store.read(&path).unwrap().version;
 
         FAIL_TEMP_WRITES.with(|f| f.set(true));
-        for mode in [
-            WriteMode::Overwrite,
-            WriteMode::Update(version.clone()),
-        ] {
+        for mode in [WriteMode::Overwrite, WriteMode::Update(version.clone())] {
             let e = store.write(&path, b"new", &mode).unwrap_err();
             assert!(matches!(e, Error::Backend { backend: "Fs", .. }), "{e:?}");
         }

@@ -42,7 +42,10 @@ pub(crate) fn is_temp_name(name: &str) -> bool {
     name.strip_prefix(TEMP_PREFIX)
         .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
         .is_some_and(|hex| {
-            hex.len() == TEMP_HEX && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            hex.len() == TEMP_HEX
+                && hex
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         })
 }
 
@@ -146,19 +149,24 @@ impl Store {
             base: base.to_path_buf(),
             source,
         };
-        std::fs::create_dir_all(base).map_err(open_err)?;
+        if !base.is_dir() {
+            // A folder we create holds memories: private, whatever the umask.
+            std::fs::create_dir_all(base).map_err(open_err)?;
+            std::fs::set_permissions(base, std_perms(DIR_MODE)).map_err(open_err)?;
+        }
         let memories = base.join("memories");
         {
             use std::os::unix::fs::DirBuilderExt as _;
             match std::fs::DirBuilder::new().mode(DIR_MODE).create(&memories) {
-                Ok(()) => std::fs::set_permissions(&memories, std_perms(DIR_MODE))
-                    .map_err(open_err)?,
+                Ok(()) => {
+                    std::fs::set_permissions(&memories, std_perms(DIR_MODE)).map_err(open_err)?
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(open_err(e)),
             }
         }
-        let root = Dir::open_ambient_dir(&memories, cap_std::ambient_authority())
-            .map_err(open_err)?;
+        let root =
+            Dir::open_ambient_dir(&memories, cap_std::ambient_authority()).map_err(open_err)?;
         let lock = {
             use std::os::unix::fs::OpenOptionsExt as _;
             std::fs::OpenOptions::new()
@@ -176,7 +184,7 @@ impl Store {
             lock: Mutex::new(lock),
             options,
         };
-        let removed = store.remove_stale_temps(&MemoryPath::root(), &PathBuf::from("."));
+        let removed = store.remove_stale_temps(Path::new("."));
         if removed > 0 {
             tracing::info!(base = %base.display(), removed, "memory-fs: removed stale temporary files");
         }
@@ -348,7 +356,10 @@ impl Store {
                 Ok(()) => {
                     // Explicitly, whatever the umask did to the mode given at creation.
                     self.root
-                        .set_permissions(&r, cap_std::fs::Permissions::from_std(std_perms(DIR_MODE)))
+                        .set_permissions(
+                            &r,
+                            cap_std::fs::Permissions::from_std(std_perms(DIR_MODE)),
+                        )
                         .map_err(|e| FsError::io("chmod folder", &ancestor, e))?;
                     created.push(ancestor);
                 }
@@ -388,10 +399,10 @@ impl Store {
     /// Removes folders this call created, innermost first, if they are still empty.
     fn prune_created(&self, created: &[MemoryPath]) {
         for dir in created.iter().rev() {
-            if let Ok(r) = rel(dir) {
-                if self.root.remove_dir(r).is_err() {
-                    break;
-                }
+            if let Ok(r) = rel(dir)
+                && self.root.remove_dir(r).is_err()
+            {
+                break;
             }
         }
     }
@@ -443,7 +454,7 @@ impl Store {
     }
 
     /// Removes temporary files older than the configured age below `dir`; returns how many.
-    fn remove_stale_temps(&self, dir: &MemoryPath, r: &Path) -> usize {
+    fn remove_stale_temps(&self, r: &Path) -> usize {
         let Ok(entries) = self.root.read_dir(r) else {
             return 0;
         };
@@ -451,10 +462,12 @@ impl Store {
         let mut removed = 0;
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let Ok(file_type) = entry.file_type() else { continue };
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
             let child = r.join(&name);
             if file_type.is_dir() {
-                removed += self.remove_stale_temps(dir, &child);
+                removed += self.remove_stale_temps(&child);
             } else if file_type.is_file() && name.to_str().is_some_and(is_temp_name) {
                 let age = entry
                     .metadata()
@@ -584,7 +597,12 @@ impl Store {
     }
 
     /// Writes and syncs the temporary file; `Ok(false)` if its folder vanished.
-    fn write_temp(&self, path: &MemoryPath, temp_rel: &Path, contents: &[u8]) -> Result<bool, FsError> {
+    fn write_temp(
+        &self,
+        path: &MemoryPath,
+        temp_rel: &Path,
+        contents: &[u8],
+    ) -> Result<bool, FsError> {
         let mut options = OpenOptions::new();
         options.write(true).create_new(true).mode(FILE_MODE);
         let file = match self.root.open_with(temp_rel, &options) {
@@ -679,15 +697,13 @@ impl Store {
         }
         let r = rel(path)?;
         match self.probe(path)? {
-            Probe::File(_) => {
-                match self.root.remove_file(&r) {
-                    Ok(()) => {}
-                    Err(e) if is_not_found(&e) => {
-                        return Err(Error::NotFound { path: path.clone() });
-                    }
-                    Err(e) => return Err(FsError::io("delete", path, e).into()),
+            Probe::File(_) => match self.root.remove_file(&r) {
+                Ok(()) => {}
+                Err(e) if is_not_found(&e) => {
+                    return Err(Error::NotFound { path: path.clone() });
                 }
-            }
+                Err(e) => return Err(FsError::io("delete", path, e).into()),
+            },
             Probe::Dir if self.has_file_below(path)? => self.remove_tree(path, &r)?,
             _ => return Err(Error::NotFound { path: path.clone() }),
         }
@@ -789,7 +805,9 @@ mod tests {
         ] {
             assert!(!is_temp_name(user), "{user}");
         }
-        assert!(is_temp_name(".memory-tmp-0123456789abcdef0123456789abcdef.tmp"));
+        assert!(is_temp_name(
+            ".memory-tmp-0123456789abcdef0123456789abcdef.tmp"
+        ));
     }
 
     #[test]
