@@ -123,7 +123,9 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
     /// - an ancestor that is a file → [`Error::ParentIsFile`] naming that ancestor;
     /// - writing `/memories` itself → [`Error::AlreadyExists`];
     /// - atomic: a reader sees the old content or the new, and a failed write changes nothing;
-    /// - every successful write returns a version different from the file's previous one.
+    /// - every successful write that changes the bytes returns a version different from the
+    ///   file's previous one (a backend may give identical bytes the same version, as a
+    ///   content hash does: an edit prepared from those bytes is still correct).
     async fn write(&self, path: &MemoryPath, contents: Vec<u8>, mode: WriteMode)
     -> Result<Version>;
 
