@@ -1,0 +1,601 @@
+//! [`Client`]: `POST /v1/messages`, with retries, timeouts and typed errors.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::Value;
+
+use crate::{MessageResponse, MessagesRequest};
+
+/// Where the API is unless `ANTHROPIC_BASE_URL` or [`ClientBuilder::base_url`] says otherwise.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
+/// The `anthropic-version` header sent with every request.
+pub const API_VERSION: &str = "2023-06-01";
+
+/// The beta that turns on the memory tool and context management (`anthropic-beta`).
+pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
+
+/// The statuses worth another try: rate limited, server errors, overloaded.
+const RETRY_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
+
+/// How much of an undecodable body an error keeps, in bytes.
+const BODY_SNIPPET: usize = 512;
+
+/// A boxed error kept as the source of an [`ApiError`].
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a request to the Messages API failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// No API key: neither `ANTHROPIC_API_KEY` nor [`ClientBuilder::api_key`].
+    #[error(
+        "ANTHROPIC_API_KEY is not set: export your Anthropic API key (from the Anthropic \
+         Console) as ANTHROPIC_API_KEY"
+    )]
+    MissingApiKey,
+    /// The client could not be set up (a bad base URL, header value or TLS setup).
+    #[error("invalid Messages API client configuration: {0}")]
+    Config(String),
+    /// The API answered with an error.
+    #[error("the Messages API answered {status} ({error_type}): {message}")]
+    Api {
+        /// The HTTP status.
+        status: u16,
+        /// The API's error type (`rate_limit_error`, `overloaded_error`,
+        /// `invalid_request_error`...), or `http_error` when the body had none.
+        error_type: String,
+        /// The API's message, or the start of the body when it was not the API's error shape.
+        message: String,
+        /// The `request-id` header, for support requests.
+        request_id: Option<String>,
+    },
+    /// The API could not be reached, or the connection broke.
+    #[error("could not reach the Messages API: {source}")]
+    Connection {
+        /// The transport's error.
+        #[source]
+        source: BoxError,
+    },
+    /// No answer within the request timeout.
+    #[error("the Messages API did not answer in time: {source}")]
+    Timeout {
+        /// The transport's error.
+        #[source]
+        source: BoxError,
+    },
+    /// A successful status whose body is not a message.
+    #[error("the Messages API sent a body that is not a message (status {status}): {source}")]
+    Decode {
+        /// The HTTP status.
+        status: u16,
+        /// The start of the body.
+        body: String,
+        /// What did not parse.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl ApiError {
+    /// The HTTP status, for errors the API answered.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ApiError::Api { status, .. } | ApiError::Decode { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The API's error type (`overloaded_error`...), for errors the API answered.
+    pub fn error_type(&self) -> Option<&str> {
+        match self {
+            ApiError::Api { error_type, .. } => Some(error_type),
+            _ => None,
+        }
+    }
+}
+
+/// When and how often a failed request is tried again.
+///
+/// Retried: statuses 429, 500, 502, 503, 504 and 529, connection errors and timeouts (and any
+/// answer carrying `x-should-retry: true`; `x-should-retry: false` stops retries). The wait
+/// before retry `n` (0-based) is `initial_backoff * 2^n`, at most `max_backoff`, less a random
+/// jitter of up to a quarter; a `retry-after-ms` or `retry-after` header (in seconds) of at most
+/// `max_retry_after` is used instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// How many times a request is tried again after the first try (default 2).
+    pub max_retries: u32,
+    /// The first wait (default 500 ms).
+    pub initial_backoff: Duration,
+    /// The longest computed wait (default 8 s).
+    pub max_backoff: Duration,
+    /// The longest server-asked wait honoured (default 60 s); longer ones use the backoff.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 2,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(8),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries at all.
+    pub fn none() -> Self {
+        RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// The computed wait before retry `retry` (0-based), jitter included.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let factor = 2u32.saturating_pow(retry.min(31));
+        let base = self
+            .initial_backoff
+            .saturating_mul(factor)
+            .min(self.max_backoff);
+        base.mul_f64(1.0 - 0.25 * fastrand::f64())
+    }
+}
+
+/// A client of the Messages API (`POST /v1/messages`). Cheap to clone.
+///
+/// ```no_run
+/// use memory_runner::{Client, Message, MessagesRequest};
+///
+/// # async fn demo() -> Result<(), memory_runner::ApiError> {
+/// let client = Client::from_env()?; // ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
+/// let reply = client
+///     .create_message(&MessagesRequest::new("claude-sonnet-4-5", 256).message(Message::user("Hi")))
+///     .await?;
+/// println!("{}", reply.text());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    messages_url: String,
+    api_key: HeaderValue,
+    betas: Vec<String>,
+    retry: RetryPolicy,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("messages_url", &self.inner.messages_url)
+            .field("api_key", &"<redacted>")
+            .field("betas", &self.inner.betas)
+            .field("retry", &self.inner.retry)
+            .finish()
+    }
+}
+
+/// Sets up a [`Client`].
+///
+/// | setting | default | environment ([`ClientBuilder::from_env`]) |
+/// |---|---|---|
+/// | API key | none (required) | `ANTHROPIC_API_KEY` |
+/// | base URL | `https://api.anthropic.com` | `ANTHROPIC_BASE_URL` |
+/// | request timeout | 10 minutes | |
+/// | connect timeout | 30 seconds | |
+/// | retries | [`RetryPolicy::default`] | |
+/// | betas | none | |
+#[derive(Clone)]
+pub struct ClientBuilder {
+    api_key: Option<String>,
+    base_url: String,
+    timeout: Duration,
+    connect_timeout: Duration,
+    retry: RetryPolicy,
+    betas: Vec<String>,
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("base_url", &self.base_url)
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("retry", &self.retry)
+            .field("betas", &self.betas)
+            .finish()
+    }
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            api_key: None,
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            timeout: Duration::from_secs(600),
+            connect_timeout: Duration::from_secs(30),
+            retry: RetryPolicy::default(),
+            betas: Vec::new(),
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// A builder with the defaults and no API key.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A builder with the API key from `ANTHROPIC_API_KEY` and the base URL from
+    /// `ANTHROPIC_BASE_URL`, where they are set and not empty.
+    pub fn from_env() -> Self {
+        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+        ClientBuilder {
+            api_key: var("ANTHROPIC_API_KEY"),
+            base_url: var("ANTHROPIC_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the API key (sent as `x-api-key`).
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// Sets the base URL (`https://api.anthropic.com`, a proxy, a test server).
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into();
+        self
+    }
+
+    /// Sets the time one attempt may take, from connecting to the end of the body.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets the time connecting may take.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets the retry policy.
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Turns on a beta feature for every request (the `anthropic-beta` header).
+    pub fn beta(mut self, beta: impl Into<String>) -> Self {
+        let beta = beta.into();
+        if !self.betas.contains(&beta) {
+            self.betas.push(beta);
+        }
+        self
+    }
+
+    /// Builds the client.
+    ///
+    /// # Errors
+    /// [`ApiError::MissingApiKey`] without a key; [`ApiError::Config`] for a key that cannot be
+    /// a header, a base URL that is not `http(s)://`, or a TLS setup failure.
+    pub fn build(self) -> Result<Client, ApiError> {
+        let key = self.api_key.ok_or(ApiError::MissingApiKey)?;
+        let mut api_key = HeaderValue::from_str(key.trim())
+            .map_err(|_| ApiError::Config("the API key holds characters a header cannot".into()))?;
+        api_key.set_sensitive(true);
+        let base = self.base_url.trim_end_matches('/');
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(ApiError::Config(format!(
+                "the base URL `{base}` must start with http:// or https://"
+            )));
+        }
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls_config()?)
+            .timeout(self.timeout)
+            .connect_timeout(self.connect_timeout)
+            .user_agent(concat!("memory-runner/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ApiError::Config(e.to_string()))?;
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http,
+                messages_url: format!("{base}/v1/messages"),
+                api_key,
+                betas: self.betas,
+                retry: self.retry,
+            }),
+        })
+    }
+}
+
+/// rustls with the ring provider and the platform's certificate verifier.
+fn tls_config() -> Result<rustls::ClientConfig, ApiError> {
+    use rustls_platform_verifier::BuilderVerifierExt as _;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls_error = |e: rustls::Error| ApiError::Config(format!("TLS setup failed: {e}"));
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(tls_error)?
+        .with_platform_verifier()
+        .map_err(tls_error)?
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// One failed attempt: the error, and whether and when to try again.
+struct Failure {
+    error: ApiError,
+    retry: bool,
+    retry_after: Option<Duration>,
+}
+
+impl Client {
+    /// A client set up from `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`.
+    ///
+    /// # Errors
+    /// [`ApiError::MissingApiKey`] when `ANTHROPIC_API_KEY` is unset or empty.
+    pub fn from_env() -> Result<Self, ApiError> {
+        ClientBuilder::from_env().build()
+    }
+
+    /// A builder, to set the key, base URL, timeouts, retries or betas.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::new()
+    }
+
+    /// The URL requests go to (`{base}/v1/messages`).
+    pub fn messages_url(&self) -> &str {
+        &self.inner.messages_url
+    }
+
+    /// The retry policy in force.
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.inner.retry
+    }
+
+    /// Sends one request and returns Claude's reply, retrying as the [`RetryPolicy`] says.
+    ///
+    /// # Errors
+    /// The last attempt's [`ApiError`] once retries are spent, or at once for an error that
+    /// retrying cannot fix (a 400, a body that is not a message...).
+    pub async fn create_message(
+        &self,
+        request: &MessagesRequest,
+    ) -> Result<MessageResponse, ApiError> {
+        let body = serde_json::to_vec(request).map_err(|e| ApiError::Config(e.to_string()))?;
+        let mut betas = self.inner.betas.clone();
+        for beta in &request.betas {
+            if !betas.contains(beta) {
+                betas.push(beta.clone());
+            }
+        }
+        let retry = &self.inner.retry;
+        let mut retries = 0;
+        loop {
+            let failure = match self.attempt(&body, &betas).await {
+                Ok(reply) => return Ok(reply),
+                Err(failure) => failure,
+            };
+            if !failure.retry || retries >= retry.max_retries {
+                return Err(failure.error);
+            }
+            let wait = failure
+                .retry_after
+                .filter(|wait| *wait <= retry.max_retry_after)
+                .unwrap_or_else(|| retry.backoff(retries));
+            retries += 1;
+            tracing::warn!(
+                error = %failure.error,
+                retry = retries,
+                max_retries = retry.max_retries,
+                wait_ms = wait.as_millis() as u64,
+                "Messages API request failed; retrying"
+            );
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    async fn attempt(&self, body: &[u8], betas: &[String]) -> Result<MessageResponse, Failure> {
+        let mut request = self
+            .inner
+            .http
+            .post(&self.inner.messages_url)
+            .header("x-api-key", self.inner.api_key.clone())
+            .header("anthropic-version", API_VERSION)
+            .header("content-type", "application/json")
+            .header("accept", "application/json");
+        if !betas.is_empty() {
+            request = request.header("anthropic-beta", betas.join(","));
+        }
+        let response = request
+            .body(body.to_vec())
+            .send()
+            .await
+            .map_err(transport_failure)?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.map_err(transport_failure)?;
+        if status.is_success() {
+            return serde_json::from_slice(&bytes).map_err(|source| Failure {
+                error: ApiError::Decode {
+                    status: status.as_u16(),
+                    body: snippet(&bytes),
+                    source,
+                },
+                retry: false,
+                retry_after: None,
+            });
+        }
+        let should_retry = match header(&headers, "x-should-retry") {
+            Some("true") => true,
+            Some("false") => false,
+            _ => RETRY_STATUSES.contains(&status.as_u16()),
+        };
+        Err(Failure {
+            error: api_error(status, &headers, &bytes),
+            retry: should_retry,
+            retry_after: retry_after(&headers),
+        })
+    }
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+/// `retry-after-ms` (milliseconds) or `retry-after` (seconds); an HTTP date is not used.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let parse = |name, scale: f64| {
+        header(headers, name)
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|v| Duration::from_secs_f64(v * scale))
+    };
+    parse("retry-after-ms", 0.001).or_else(|| parse("retry-after", 1.0))
+}
+
+fn api_error(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> ApiError {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let error = parsed.as_ref().and_then(|v| v.get("error"));
+    let field = |name| {
+        error
+            .and_then(|e| e.get(name))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    ApiError::Api {
+        status: status.as_u16(),
+        error_type: field("type").unwrap_or_else(|| "http_error".to_owned()),
+        message: field("message").unwrap_or_else(|| {
+            let text = snippet(body);
+            if text.is_empty() {
+                status.canonical_reason().unwrap_or("no body").to_owned()
+            } else {
+                text
+            }
+        }),
+        request_id: header(headers, "request-id").map(str::to_owned),
+    }
+}
+
+fn transport_failure(e: reqwest::Error) -> Failure {
+    let timeout = e.is_timeout();
+    let retry = timeout || e.is_connect() || e.is_request() || e.is_body() || e.is_decode();
+    let source: BoxError = Box::new(e);
+    Failure {
+        error: if timeout {
+            ApiError::Timeout { source }
+        } else {
+            ApiError::Connection { source }
+        },
+        retry,
+        retry_after: None,
+    }
+}
+
+fn snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(BODY_SNIPPET)]);
+    text.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_is_capped_with_jitter() {
+        let policy = RetryPolicy {
+            max_retries: 10,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(1000),
+            max_retry_after: Duration::from_secs(1),
+        };
+        for _ in 0..50 {
+            let first = policy.backoff(0);
+            assert!(first <= Duration::from_millis(100) && first >= Duration::from_millis(75));
+            let third = policy.backoff(2);
+            assert!(third <= Duration::from_millis(400) && third >= Duration::from_millis(300));
+            let capped = policy.backoff(30);
+            assert!(capped <= Duration::from_millis(1000) && capped >= Duration::from_millis(750));
+        }
+    }
+
+    #[test]
+    fn retry_after_headers() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("1500"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
+        let mut date = HeaderMap::new();
+        date.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&date), None);
+    }
+
+    #[test]
+    fn api_errors_carry_type_and_message() {
+        let body =
+            br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let mut headers = HeaderMap::new();
+        headers.insert("request-id", HeaderValue::from_static("req_1"));
+        let err = api_error(StatusCode::from_u16(529).unwrap(), &headers, body);
+        assert_eq!(err.status(), Some(529));
+        assert_eq!(err.error_type(), Some("overloaded_error"));
+        assert_eq!(
+            err.to_string(),
+            "the Messages API answered 529 (overloaded_error): Overloaded"
+        );
+        let html = api_error(
+            StatusCode::BAD_GATEWAY,
+            &HeaderMap::new(),
+            b"<html>bad</html>",
+        );
+        assert_eq!(html.error_type(), Some("http_error"));
+        assert!(html.to_string().contains("<html>bad</html>"));
+    }
+
+    #[test]
+    fn building_needs_a_key_and_an_http_url() {
+        assert!(matches!(
+            ClientBuilder::new().build(),
+            Err(ApiError::MissingApiKey)
+        ));
+        assert!(matches!(
+            ClientBuilder::new()
+                .api_key("k")
+                .base_url("ftp://x")
+                .build(),
+            Err(ApiError::Config(_))
+        ));
+        let client = ClientBuilder::new()
+            .api_key("sk-secret")
+            .base_url("http://127.0.0.1:9/")
+            .build()
+            .unwrap();
+        assert_eq!(client.messages_url(), "http://127.0.0.1:9/v1/messages");
+        assert!(!format!("{client:?}").contains("sk-secret"));
+    }
+}

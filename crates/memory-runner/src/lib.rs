@@ -1,0 +1,40 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations, unreachable_pub)]
+#![forbid(unsafe_code)]
+
+mod client;
+mod runner;
+pub mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
+mod tool;
+mod types;
+
+pub use client::{
+    API_VERSION, ApiError, BoxError, CONTEXT_MANAGEMENT_BETA, Client, ClientBuilder,
+    DEFAULT_BASE_URL, RetryPolicy,
+};
+pub use runner::{DEFAULT_MAX_ITERATIONS, Run, RunStream, ToolRunner};
+pub use store::{OpenError, OpenOptions, StoreUrl, StoreUrlError, open, open_url};
+pub use tool::{MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Tool};
+pub use types::{
+    ContentBlock, ImageBlock, Message, MessageResponse, MessagesRequest, Role, StopReason,
+    TextBlock, ToolResultBlock, ToolUseBlock, Usage,
+};
+
+/// The memory tool and everything below it, so one dependency is enough.
+pub use memory_core;
+
+/// The folder backend, [`FsStorage`](memory_fs::FsStorage) (feature `fs`).
+#[cfg(feature = "fs")]
+pub use memory_fs as fs;
+
+/// The SQLite backend, [`SqliteStorage`](memory_sqlite::SqliteStorage) (feature `sqlite`).
+#[cfg(feature = "sqlite")]
+pub use memory_sqlite as sqlite;
+
+/// The encrypted envelope, [`Encrypted`](memory_encrypted::Encrypted) and
+/// [`Keyring`](memory_encrypted::Keyring) (feature `encrypted`).
+#[cfg(feature = "encrypted")]
+pub use memory_encrypted as encrypted;

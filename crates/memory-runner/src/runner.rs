@@ -1,0 +1,392 @@
+//! [`ToolRunner`]: the loop that lets Claude call tools until it is done.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use memory_core::ToolOutput;
+use serde_json::Value;
+use tokio::task::JoinSet;
+
+use crate::{
+    ApiError, Client, ContentBlock, Message, MessageResponse, MessagesRequest, Role, StopReason,
+    Tool, ToolResultBlock, ToolUseBlock, Usage,
+};
+
+/// How many requests a run sends at most unless [`ToolRunner::max_iterations`] says otherwise.
+pub const DEFAULT_MAX_ITERATIONS: usize = 25;
+
+/// Runs Claude with tools: sends the request, runs every `tool_use` block of the reply,
+/// sends the results back, and repeats until Claude stops asking for tools or
+/// `max_iterations` requests were sent.
+///
+/// - The calls of one reply run concurrently, except that the calls of a
+///   [`sequential`](Tool::sequential) tool (the memory tool) run one after another in the
+///   order Claude wrote them; the `tool_result` blocks always follow the `tool_use` blocks'
+///   order, in one user message.
+/// - A call of a tool the runner does not have, and a tool that panics, get an
+///   `is_error: true` result; the run goes on.
+/// - Everything in the request (`system`, `max_tokens`, `temperature`, `context_management`,
+///   any other parameter, tool definitions the runner does not run) is sent unchanged; the
+///   runner adds its tools' definitions after the request's own, and their betas to
+///   `anthropic-beta`.
+/// - The run stops when a reply's `stop_reason` is not `tool_use` (or it has no `tool_use`
+///   block), when `max_iterations` requests were sent (the last reply's tool calls are then
+///   not run), or at the first request that fails after the client's retries.
+///
+/// ```no_run
+/// use memory_core::{InMemoryStorage, MemoryTool};
+/// use memory_runner::{Client, Message, MessagesRequest, ToolRunner};
+///
+/// # async fn demo() -> Result<(), memory_runner::ApiError> {
+/// let request = MessagesRequest::new("claude-sonnet-4-5", 2048)
+///     .message(Message::user("Remember that I like tea."));
+/// let mut run = ToolRunner::new(Client::from_env()?, request)
+///     .tool(MemoryTool::new(InMemoryStorage::new()))
+///     .max_iterations(10)
+///     .run();
+/// while let Some(reply) = run.next().await {
+///     println!("{}", reply?.text());
+/// }
+/// println!("{} output tokens in all", run.usage().output_tokens);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct ToolRunner {
+    client: Client,
+    request: MessagesRequest,
+    tools: Vec<Arc<dyn Tool>>,
+    max_iterations: usize,
+}
+
+impl fmt::Debug for ToolRunner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRunner")
+            .field("client", &self.client)
+            .field("request", &self.request)
+            .field("tools", &tool_names(&self.tools))
+            .field("max_iterations", &self.max_iterations)
+            .finish()
+    }
+}
+
+fn tool_names(tools: &[Arc<dyn Tool>]) -> Vec<&str> {
+    tools.iter().map(|tool| tool.name()).collect()
+}
+
+impl ToolRunner {
+    /// A runner that will send `request` (its model, messages and parameters) with `client`.
+    pub fn new(client: Client, request: MessagesRequest) -> Self {
+        ToolRunner {
+            client,
+            request,
+            tools: Vec::new(),
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+        }
+    }
+
+    /// Adds a tool; one of the same name is replaced.
+    pub fn tool(self, tool: impl Tool + 'static) -> Self {
+        self.shared_tool(Arc::new(tool))
+    }
+
+    /// Adds a shared tool; one of the same name is replaced.
+    pub fn shared_tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.retain(|t| t.name() != tool.name());
+        self.tools.push(tool);
+        self
+    }
+
+    /// Sets how many requests one run sends at most (at least 1).
+    pub fn max_iterations(mut self, max_iterations: usize) -> Self {
+        self.max_iterations = max_iterations.max(1);
+        self
+    }
+
+    /// Starts the run: nothing is sent until [`Run::next`] is awaited.
+    pub fn run(self) -> Run {
+        let mut request = self.request;
+        for tool in &self.tools {
+            request.tools.push(tool.definition());
+            for beta in tool.betas() {
+                if !request.betas.contains(&beta) {
+                    request.betas.push(beta);
+                }
+            }
+        }
+        Run {
+            client: self.client,
+            request,
+            tools: self.tools,
+            max_iterations: self.max_iterations,
+            iterations: 0,
+            usage: Usage::default(),
+            pending: None,
+            finished: false,
+            hit_limit: false,
+            last: None,
+        }
+    }
+
+    /// Runs to the end and returns Claude's last reply.
+    ///
+    /// # Errors
+    /// The first request that failed after the client's retries.
+    pub async fn run_until_done(self) -> Result<MessageResponse, ApiError> {
+        self.run().run_until_done().await
+    }
+}
+
+/// One run of a [`ToolRunner`]: an async iterator over Claude's replies as they come.
+///
+/// Between two replies it runs the tools; [`Run::messages`] is the conversation so far and
+/// [`Run::usage`] the tokens summed over every request.
+pub struct Run {
+    client: Client,
+    request: MessagesRequest,
+    tools: Vec<Arc<dyn Tool>>,
+    max_iterations: usize,
+    iterations: usize,
+    usage: Usage,
+    /// A reply whose tool calls are still to run before the next request.
+    pending: Option<MessageResponse>,
+    finished: bool,
+    hit_limit: bool,
+    last: Option<MessageResponse>,
+}
+
+impl fmt::Debug for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Run")
+            .field("tools", &tool_names(&self.tools))
+            .field("iterations", &self.iterations)
+            .field("max_iterations", &self.max_iterations)
+            .field("usage", &self.usage)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Run {
+    /// The next reply: runs the tools the previous reply called, then sends the next request.
+    /// `None` once the run is over.
+    ///
+    /// # Errors
+    /// A request that failed after the client's retries; the run is then over.
+    pub async fn next(&mut self) -> Option<Result<MessageResponse, ApiError>> {
+        if self.finished {
+            return None;
+        }
+        if let Some(reply) = self.pending.take() {
+            let results = self.run_tools(&reply).await;
+            self.request.messages.push(reply.to_message());
+            self.request
+                .messages
+                .push(Message::new(Role::User, results));
+        }
+        self.iterations += 1;
+        let reply = match self.client.create_message(&self.request).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                self.finished = true;
+                return Some(Err(e));
+            }
+        };
+        self.usage.add(&reply.usage);
+        let wants_tools =
+            reply.stop_reason == Some(StopReason::ToolUse) && reply.tool_uses().next().is_some();
+        if wants_tools && self.iterations < self.max_iterations {
+            self.pending = Some(reply.clone());
+        } else {
+            if wants_tools {
+                self.hit_limit = true;
+                tracing::warn!(
+                    max_iterations = self.max_iterations,
+                    "tool runner stopped at max_iterations; the last reply's tool calls were not run"
+                );
+            }
+            self.finished = true;
+            self.request.messages.push(reply.to_message());
+        }
+        self.last = Some(reply.clone());
+        Some(Ok(reply))
+    }
+
+    /// Runs to the end and returns Claude's last reply.
+    ///
+    /// # Errors
+    /// The first request that failed after the client's retries; a run already over without
+    /// a reply also gives that error if there was one, so call this on a fresh run.
+    pub async fn run_until_done(&mut self) -> Result<MessageResponse, ApiError> {
+        while let Some(reply) = self.next().await {
+            reply?;
+        }
+        self.last.clone().ok_or_else(|| {
+            ApiError::Config("the run ended before any reply (it was already over)".into())
+        })
+    }
+
+    /// The conversation so far: the request's messages, then each reply and each user message
+    /// of tool results (a reply whose tools are still to run is not in it yet).
+    pub fn messages(&self) -> &[Message] {
+        &self.request.messages
+    }
+
+    /// The tokens of every request so far, summed.
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
+    /// How many requests were sent.
+    pub fn iterations(&self) -> usize {
+        self.iterations
+    }
+
+    /// Whether the run stopped at `max_iterations` while Claude still wanted tools.
+    pub fn hit_max_iterations(&self) -> bool {
+        self.hit_limit
+    }
+
+    /// Whether the run is over.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The replies as a [`Stream`](futures_core::Stream).
+    pub fn into_stream(self) -> RunStream {
+        RunStream {
+            state: StreamState::Idle(Box::new(self)),
+        }
+    }
+
+    /// Runs every tool call of `reply`; the results are in the calls' order.
+    async fn run_tools(&self, reply: &MessageResponse) -> Vec<ContentBlock> {
+        let uses: Vec<&ToolUseBlock> = reply.tool_uses().collect();
+        let mut outputs: Vec<Option<ToolOutput>> = vec![None; uses.len()];
+        // Calls of sequential tools, kept per tool in Claude's order.
+        let mut chains: Vec<Chain> = Vec::new();
+        let mut tasks: JoinSet<Vec<(usize, ToolOutput)>> = JoinSet::new();
+        for (index, tool_use) in uses.iter().enumerate() {
+            let Some(tool) = self.tools.iter().find(|t| t.name() == tool_use.name) else {
+                tracing::warn!(tool = %tool_use.name, "Claude called a tool the runner does not have");
+                outputs[index] = Some(ToolOutput::error(format!(
+                    "Error: No tool named `{}` is available",
+                    tool_use.name
+                )));
+                continue;
+            };
+            let input = tool_use.input.clone();
+            if tool.sequential() {
+                match chains.iter_mut().find(|(t, _)| Arc::ptr_eq(t, tool)) {
+                    Some((_, calls)) => calls.push((index, input)),
+                    None => chains.push((tool.clone(), vec![(index, input)])),
+                }
+            } else {
+                let tool = tool.clone();
+                tasks.spawn(async move { vec![(index, call_guarded(tool, input).await)] });
+            }
+        }
+        for (tool, calls) in chains {
+            tasks.spawn(async move {
+                let mut done = Vec::with_capacity(calls.len());
+                for (index, input) in calls {
+                    done.push((index, call_guarded(tool.clone(), input).await));
+                }
+                done
+            });
+        }
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok(done) => {
+                    for (index, output) in done {
+                        outputs[index] = Some(output);
+                    }
+                }
+                // Only a cancelled runtime gets here: `call_guarded` catches panics.
+                Err(e) => tracing::error!(error = %e, "a tool task did not finish"),
+            }
+        }
+        uses.iter()
+            .zip(outputs)
+            .map(|(tool_use, output)| {
+                let output = output.unwrap_or_else(|| {
+                    ToolOutput::error(format!("Error: The tool `{}` failed", tool_use.name))
+                });
+                ContentBlock::ToolResult(ToolResultBlock::from_output(&tool_use.id, output))
+            })
+            .collect()
+    }
+}
+
+/// A sequential tool and its calls of one turn: (index of the `tool_use` block, input).
+type Chain = (Arc<dyn Tool>, Vec<(usize, Value)>);
+
+/// Runs one call in its own task, so that a panicking tool becomes an error result.
+async fn call_guarded(tool: Arc<dyn Tool>, input: Value) -> ToolOutput {
+    let name = tool.name().to_owned();
+    match tokio::spawn(async move { tool.call(&input).await }).await {
+        Ok(output) => output,
+        Err(e) => {
+            tracing::error!(tool = %name, error = %e, "tool call panicked or was cancelled");
+            ToolOutput::error(format!("Error: The tool `{name}` failed"))
+        }
+    }
+}
+
+type Step =
+    Pin<Box<dyn Future<Output = (Box<Run>, Option<Result<MessageResponse, ApiError>>)> + Send>>;
+
+enum StreamState {
+    Idle(Box<Run>),
+    Busy(Step),
+    Done,
+}
+
+/// A [`Run`] as a [`Stream`](futures_core::Stream) of Claude's replies, from
+/// [`Run::into_stream`].
+pub struct RunStream {
+    state: StreamState,
+}
+
+impl fmt::Debug for RunStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &self.state {
+            StreamState::Idle(_) => "idle",
+            StreamState::Busy(_) => "busy",
+            StreamState::Done => "done",
+        };
+        f.debug_struct("RunStream").field("state", &state).finish()
+    }
+}
+
+impl futures_core::Stream for RunStream {
+    type Item = Result<MessageResponse, ApiError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            match std::mem::replace(&mut self.state, StreamState::Done) {
+                StreamState::Idle(mut run) => {
+                    self.state = StreamState::Busy(Box::pin(async move {
+                        let item = run.next().await;
+                        (run, item)
+                    }));
+                }
+                StreamState::Busy(mut step) => match step.as_mut().poll(cx) {
+                    Poll::Ready((run, item)) => {
+                        if item.is_some() {
+                            self.state = StreamState::Idle(run);
+                        }
+                        return Poll::Ready(item);
+                    }
+                    Poll::Pending => {
+                        self.state = StreamState::Busy(step);
+                        return Poll::Pending;
+                    }
+                },
+                StreamState::Done => return Poll::Ready(None),
+            }
+        }
+    }
+}

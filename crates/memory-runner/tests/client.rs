@@ -1,0 +1,294 @@
+//! The client against the fake Messages API: headers, retries and their limits, errors.
+
+use std::time::{Duration, Instant};
+
+use memory_runner::testing::{FakeApi, Reply, end_turn};
+use memory_runner::{ApiError, Client, Message, MessagesRequest, RetryPolicy};
+use serde_json::json;
+
+/// Retries in milliseconds, so the suite stays fast.
+fn tiny_retries(max_retries: u32) -> RetryPolicy {
+    RetryPolicy {
+        max_retries,
+        initial_backoff: Duration::from_millis(1),
+        max_backoff: Duration::from_millis(4),
+        max_retry_after: Duration::from_secs(1),
+    }
+}
+
+fn client(api: &FakeApi, max_retries: u32) -> Client {
+    Client::builder()
+        .api_key("sk-test-key")
+        .base_url(api.url())
+        .retry(tiny_retries(max_retries))
+        .build()
+        .unwrap()
+}
+
+fn request() -> MessagesRequest {
+    MessagesRequest::new("claude-test", 64).message(Message::user("Hi"))
+}
+
+#[tokio::test]
+async fn sends_the_documented_headers_and_body() {
+    let api = FakeApi::start([Reply::message(end_turn("Hello"))]).await;
+    let client = Client::builder()
+        .api_key("sk-test-key")
+        .base_url(format!("{}/", api.url()))
+        .beta("some-beta-2025-01-01")
+        .build()
+        .unwrap();
+    let reply = client
+        .create_message(&request().beta("other-beta").param("top_k", json!(3)))
+        .await
+        .unwrap();
+    assert_eq!(reply.text(), "Hello");
+    let requests = api.requests();
+    assert_eq!(requests.len(), 1);
+    let sent = &requests[0];
+    assert_eq!(sent.method, "POST");
+    assert_eq!(sent.path, "/v1/messages");
+    assert_eq!(sent.header("x-api-key"), Some("sk-test-key"));
+    assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(
+        sent.header("anthropic-beta"),
+        Some("some-beta-2025-01-01,other-beta")
+    );
+    assert_eq!(sent.header("content-type"), Some("application/json"));
+    assert_eq!(
+        sent.json(),
+        json!({
+            "model": "claude-test",
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+            "top_k": 3
+        })
+    );
+}
+
+#[tokio::test]
+async fn no_beta_header_without_betas() {
+    let api = FakeApi::start([Reply::message(end_turn("ok"))]).await;
+    client(&api, 0).create_message(&request()).await.unwrap();
+    assert_eq!(api.requests()[0].header("anthropic-beta"), None);
+}
+
+#[tokio::test]
+async fn overloaded_then_success() {
+    let api = FakeApi::start([
+        Reply::error(529, "overloaded_error", "Overloaded"),
+        Reply::message(end_turn("made it")),
+    ])
+    .await;
+    let reply = client(&api, 2).create_message(&request()).await.unwrap();
+    assert_eq!(reply.text(), "made it");
+    let requests = api.requests();
+    assert_eq!(requests.len(), 2);
+    // The retry is the same request.
+    assert_eq!(requests[0].body, requests[1].body);
+}
+
+#[tokio::test]
+async fn every_retryable_status_is_retried() {
+    for status in [429, 500, 502, 503, 504, 529] {
+        let api = FakeApi::start([
+            Reply::error(status, "api_error", "try again"),
+            Reply::message(end_turn("ok")),
+        ])
+        .await;
+        let reply = client(&api, 1).create_message(&request()).await;
+        assert!(reply.is_ok(), "{status}: {reply:?}");
+        assert_eq!(api.requests().len(), 2, "{status}");
+    }
+}
+
+#[tokio::test]
+async fn rate_limit_honours_retry_after() {
+    let api = FakeApi::start([
+        Reply::error(429, "rate_limit_error", "Slow down").header("retry-after", "0.3"),
+        Reply::message(end_turn("ok")),
+    ])
+    .await;
+    let started = Instant::now();
+    client(&api, 2).create_message(&request()).await.unwrap();
+    // The backoff alone would be a few milliseconds.
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(api.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn retry_after_beyond_the_cap_uses_the_backoff() {
+    let api = FakeApi::start([
+        Reply::error(429, "rate_limit_error", "Slow down").header("retry-after", "30"),
+        Reply::message(end_turn("ok")),
+    ])
+    .await;
+    let started = Instant::now();
+    client(&api, 2).create_message(&request()).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn retries_stop_at_the_limit_with_the_apis_error() {
+    let api =
+        FakeApi::start((0..5).map(|_| Reply::error(529, "overloaded_error", "Overloaded"))).await;
+    let err = client(&api, 2)
+        .create_message(&request())
+        .await
+        .unwrap_err();
+    match &err {
+        ApiError::Api {
+            status,
+            error_type,
+            message,
+            ..
+        } => {
+            assert_eq!(*status, 529);
+            assert_eq!(error_type, "overloaded_error");
+            assert_eq!(message, "Overloaded");
+        }
+        other => panic!("expected an API error, got {other:?}"),
+    }
+    assert_eq!(api.requests().len(), 3, "one try and two retries");
+    assert_eq!(api.remaining(), 2);
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried() {
+    let api = FakeApi::start([
+        Reply::error(400, "invalid_request_error", "max_tokens: required")
+            .header("request-id", "req_123"),
+        Reply::message(end_turn("never")),
+    ])
+    .await;
+    let err = client(&api, 3)
+        .create_message(&request())
+        .await
+        .unwrap_err();
+    assert_eq!(err.status(), Some(400));
+    assert_eq!(err.error_type(), Some("invalid_request_error"));
+    assert!(matches!(&err, ApiError::Api { request_id: Some(id), .. } if id == "req_123"));
+    assert_eq!(
+        err.to_string(),
+        "the Messages API answered 400 (invalid_request_error): max_tokens: required"
+    );
+    assert_eq!(api.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn x_should_retry_is_obeyed() {
+    let api = FakeApi::start([
+        Reply::error(529, "overloaded_error", "no").header("x-should-retry", "false"),
+        Reply::error(409, "conflict", "yes").header("x-should-retry", "true"),
+        Reply::message(end_turn("ok")),
+    ])
+    .await;
+    let err = client(&api, 3).create_message(&request()).await;
+    assert_eq!(err.unwrap_err().status(), Some(529));
+    assert_eq!(api.requests().len(), 1);
+    // The next call gets the 409, which says to retry, then succeeds.
+    client(&api, 3).create_message(&request()).await.unwrap();
+    assert_eq!(api.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_malformed_body_is_a_decode_error_and_not_retried() {
+    let api = FakeApi::start([
+        Reply::raw(200, "{\"id\": \"msg_1\", \"content\": [oops"),
+        Reply::message(end_turn("never")),
+    ])
+    .await;
+    let err = client(&api, 3)
+        .create_message(&request())
+        .await
+        .unwrap_err();
+    match &err {
+        ApiError::Decode { status, body, .. } => {
+            assert_eq!(*status, 200);
+            assert!(body.contains("oops"), "{body}");
+        }
+        other => panic!("expected a decode error, got {other:?}"),
+    }
+    assert_eq!(api.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_error_body_that_is_not_json_keeps_its_text() {
+    let api = FakeApi::start([Reply::raw(502, "<html>Bad gateway</html>")]).await;
+    let err = client(&api, 0)
+        .create_message(&request())
+        .await
+        .unwrap_err();
+    assert_eq!(err.error_type(), Some("http_error"));
+    assert!(
+        err.to_string().contains("<html>Bad gateway</html>"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_connection_is_retried() {
+    let api = FakeApi::start([Reply::hang_up(), Reply::message(end_turn("ok"))]).await;
+    let reply = client(&api, 2).create_message(&request()).await.unwrap();
+    assert_eq!(reply.text(), "ok");
+    assert_eq!(api.requests().len(), 2);
+
+    let api = FakeApi::start([Reply::hang_up(), Reply::hang_up()]).await;
+    let err = client(&api, 1)
+        .create_message(&request())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ApiError::Connection { .. }), "{err:?}");
+    assert_eq!(api.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_slow_answer_times_out_and_is_retried() {
+    let api = FakeApi::start([
+        Reply::message(end_turn("late")).delay(Duration::from_secs(2)),
+        Reply::message(end_turn("late")).delay(Duration::from_secs(2)),
+    ])
+    .await;
+    let client = Client::builder()
+        .api_key("k")
+        .base_url(api.url())
+        .timeout(Duration::from_millis(100))
+        .retry(tiny_retries(1))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = client.create_message(&request()).await.unwrap_err();
+    assert!(matches!(err, ApiError::Timeout { .. }), "{err:?}");
+    assert_eq!(api.requests().len(), 2);
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_connection_error() {
+    // Bind and drop a listener: nothing listens on the port afterwards.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let client = Client::builder()
+        .api_key("k")
+        .base_url(format!("http://127.0.0.1:{port}"))
+        .retry(tiny_retries(1))
+        .build()
+        .unwrap();
+    let err = client.create_message(&request()).await.unwrap_err();
+    assert!(matches!(err, ApiError::Connection { .. }), "{err:?}");
+}
