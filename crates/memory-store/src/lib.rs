@@ -1,0 +1,33 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations, unreachable_pub)]
+#![forbid(unsafe_code)]
+
+mod cursor;
+mod engine;
+mod error;
+mod id;
+mod model;
+mod persist;
+mod sqlite;
+mod time;
+mod validate;
+
+pub use engine::{
+    DEFAULT_MAX_MEMORIES_PER_STORE, DEFAULT_PAGE_SIZE, MAX_FULL_PAGE_SIZE, MAX_PAGE_SIZE,
+    MemoryStores, StoreOptions,
+};
+pub use error::{Result, StoreError};
+pub use id::{MEMORY_PREFIX, STORE_PREFIX, VERSION_PREFIX};
+pub use model::{
+    Actor, CreateStore, DeletedMemory, DeletedStore, ListMemories, ListStores, ListVersions,
+    Memory, MemoryListItem, MemoryPrefix, MemoryVersion, Operation, Page, Precondition, Store,
+    UpdateMemory, UpdateStore, View,
+};
+pub use persist::{MemoryScan, Persistence, StoreScan, Tx, VersionScan};
+pub use sqlite::{APPLICATION_ID, SCHEMA_VERSION, SqlitePersistence};
+pub use time::{Timestamp, TimestampError};
+pub use validate::{
+    MAX_CONTENT_BYTES, MAX_DESCRIPTION_CHARS, MAX_METADATA_KEY_CHARS, MAX_METADATA_PAIRS,
+    MAX_METADATA_VALUE_CHARS, MAX_NAME_CHARS, MAX_PATH_BYTES, MAX_PATH_SEGMENTS, validate_path,
+};

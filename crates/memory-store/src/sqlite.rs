@@ -1,0 +1,638 @@
+//! [`SqlitePersistence`]: the embedded default [`Persistence`], one SQLite file.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::types::Value;
+use rusqlite::{Connection, OpenFlags, Row, TransactionBehavior, params};
+
+use crate::Timestamp;
+use crate::error::{Result, SqliteError, StoreError};
+use crate::model::{Actor, Memory, MemoryVersion, Operation, Store};
+use crate::persist::{MemoryScan, Persistence, StoreScan, Tx, VersionScan};
+
+/// `PRAGMA application_id` of a memory-store database: `"MMVS"` in ASCII.
+pub const APPLICATION_ID: i32 = 0x4D4D_5653;
+
+/// `MIGRATIONS[i]` takes schema version `i` to `i + 1`. Never edit a shipped migration.
+const MIGRATIONS: &[&str] = &[
+    // 1: stores, memories (unique path per store, byte order) and versions.
+    "CREATE TABLE stores (
+         id          TEXT    NOT NULL PRIMARY KEY,
+         name        TEXT    NOT NULL,
+         description TEXT    NOT NULL,
+         metadata    TEXT    NOT NULL,
+         created_at  INTEGER NOT NULL,
+         updated_at  INTEGER NOT NULL,
+         archived_at INTEGER
+     );
+     CREATE INDEX stores_by_created ON stores (created_at, id);
+     CREATE TABLE memories (
+         store_id           TEXT    NOT NULL,
+         id                 TEXT    NOT NULL,
+         path               TEXT    NOT NULL COLLATE BINARY,
+         content            TEXT    NOT NULL,
+         content_sha256     TEXT    NOT NULL,
+         content_size_bytes INTEGER NOT NULL,
+         memory_version_id  TEXT    NOT NULL,
+         created_at         INTEGER NOT NULL,
+         updated_at         INTEGER NOT NULL,
+         PRIMARY KEY (store_id, id),
+         UNIQUE (store_id, path)
+     );
+     CREATE TABLE versions (
+         store_id           TEXT    NOT NULL,
+         id                 TEXT    NOT NULL,
+         memory_id          TEXT    NOT NULL,
+         operation          TEXT    NOT NULL,
+         created_at         INTEGER NOT NULL,
+         created_by_type    TEXT,
+         created_by_id      TEXT,
+         path               TEXT,
+         content            TEXT,
+         content_sha256     TEXT,
+         content_size_bytes INTEGER,
+         redacted_at        INTEGER,
+         redacted_by_type   TEXT,
+         redacted_by_id     TEXT,
+         PRIMARY KEY (store_id, id)
+     );
+     CREATE INDEX versions_by_created ON versions (store_id, created_at, id);
+     CREATE INDEX versions_by_memory ON versions (store_id, memory_id, created_at, id);",
+];
+
+/// The schema version (`PRAGMA user_version`) this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Memory stores in one SQLite database file (WAL mode; writes take the lock up front with
+/// `BEGIN IMMEDIATE`, so several handles and processes can share the file).
+///
+/// Opening checks the file first: a database of another application, a file that is not
+/// SQLite or a schema newer than this build is refused and left untouched.
+pub struct SqlitePersistence {
+    path: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+    freed: Condvar,
+    /// Connections that exist (idle or lent).
+    open: Mutex<usize>,
+    max: usize,
+    in_memory: bool,
+    write_lock: Mutex<()>,
+}
+
+impl fmt::Debug for SqlitePersistence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqlitePersistence")
+            .field("path", &self.path)
+            .field("max_connections", &self.max)
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl SqlitePersistence {
+    /// Opens (creating if needed) the database at `path`. Blocking: call it before the async
+    /// work starts or through `spawn_blocking`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_owned();
+        let mut first = Self::connect(&path, false)?;
+        prepare(&mut first, &path, true)?;
+        Ok(Self::from_first(path, first, 4, false))
+    }
+
+    /// A private in-memory database, gone when dropped. For tests.
+    pub fn open_in_memory() -> Result<Self> {
+        let path = PathBuf::from(":memory:");
+        let mut first = Self::connect(&path, true)?;
+        prepare(&mut first, &path, false)?;
+        Ok(Self::from_first(path, first, 1, true))
+    }
+
+    fn from_first(path: PathBuf, first: Connection, max: usize, in_memory: bool) -> Self {
+        SqlitePersistence {
+            path,
+            pool: Mutex::new(vec![first]),
+            freed: Condvar::new(),
+            open: Mutex::new(1),
+            max,
+            in_memory,
+            write_lock: Mutex::new(()),
+        }
+    }
+
+    /// The database file (`:memory:` for an in-memory database).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn connect(path: &Path, in_memory: bool) -> Result<Connection, SqliteError> {
+        let open_err = |source| SqliteError::Open {
+            path: path.display().to_string(),
+            source,
+        };
+        let conn = if in_memory {
+            Connection::open_in_memory().map_err(open_err)?
+        } else {
+            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            Connection::open_with_flags(path, flags).map_err(open_err)?
+        };
+        let ctx = Ctx(path);
+        conn.busy_timeout(Duration::from_secs(5))
+            .map_err(|e| ctx.err(e))?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(|e| ctx.err(e))?;
+        Ok(conn)
+    }
+
+    fn take(&self) -> Result<Connection, SqliteError> {
+        let mut idle = lock(&self.pool);
+        loop {
+            if let Some(conn) = idle.pop() {
+                return Ok(conn);
+            }
+            {
+                let mut open = lock(&self.open);
+                if *open < self.max && !self.in_memory {
+                    *open += 1;
+                    drop(open);
+                    drop(idle);
+                    return Self::connect(&self.path, false).inspect_err(|_| {
+                        *lock(&self.open) -= 1;
+                        self.freed.notify_one();
+                    });
+                }
+            }
+            idle = self.freed.wait(idle).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn give_back(&self, conn: Connection) {
+        lock(&self.pool).push(conn);
+        self.freed.notify_one();
+    }
+
+    fn run<T, F>(&self, write: bool, job: F) -> Result<T>
+    where
+        F: FnOnce(&mut dyn Tx) -> Result<T>,
+    {
+        let _writer = write.then(|| lock(&self.write_lock));
+        let mut conn = self.take()?;
+        let result = (|| {
+            let ctx = Ctx(&self.path);
+            let behavior = if write {
+                TransactionBehavior::Immediate
+            } else {
+                TransactionBehavior::Deferred
+            };
+            let tx = conn
+                .transaction_with_behavior(behavior)
+                .map_err(|e| ctx.err(e))?;
+            let mut rows = SqliteTx { tx: &tx, ctx };
+            let value = job(&mut rows)?;
+            if write {
+                tx.commit().map_err(|e| ctx.err(e))?;
+            }
+            // A read transaction is rolled back (it changed nothing) when `tx` drops.
+            Ok(value)
+        })();
+        self.give_back(conn);
+        result
+    }
+}
+
+impl Persistence for SqlitePersistence {
+    fn read<T, F>(&self, job: F) -> Result<T>
+    where
+        F: FnOnce(&mut dyn Tx) -> Result<T>,
+    {
+        self.run(false, job)
+    }
+
+    fn write<T, F>(&self, job: F) -> Result<T>
+    where
+        F: FnOnce(&mut dyn Tx) -> Result<T>,
+    {
+        self.run(true, job)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Ctx<'a>(&'a Path);
+
+impl Ctx<'_> {
+    fn err(self, source: rusqlite::Error) -> SqliteError {
+        use rusqlite::ErrorCode;
+        let busy = matches!(
+            source.sqlite_error_code(),
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+        );
+        SqliteError::Sqlite {
+            path: self.0.display().to_string(),
+            busy,
+            source,
+        }
+    }
+
+    fn bad(self, what: impl Into<String>) -> SqliteError {
+        SqliteError::BadRow {
+            path: self.0.display().to_string(),
+            what: what.into(),
+        }
+    }
+}
+
+fn prepare(conn: &mut Connection, path: &Path, wal: bool) -> Result<(), SqliteError> {
+    let ctx = Ctx(path);
+    let identify = |conn: &Connection| -> Result<i64, SqliteError> {
+        let app: i32 = conn
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(|e| ctx.err(e))?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(|e| ctx.err(e))?;
+        let foreign = |why: String| SqliteError::Foreign {
+            path: path.display().to_string(),
+            why,
+        };
+        if app == APPLICATION_ID {
+            if version > SCHEMA_VERSION {
+                return Err(SqliteError::TooNew {
+                    path: path.display().to_string(),
+                    found: version,
+                    known: SCHEMA_VERSION,
+                });
+            }
+            return Ok(version);
+        }
+        if app != 0 {
+            return Err(foreign(format!("application_id {app:#010x}")));
+        }
+        let tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| ctx.err(e))?;
+        if tables > 0 || version != 0 {
+            return Err(foreign("it holds tables of another application".into()));
+        }
+        Ok(0)
+    };
+    let current = identify(conn)?;
+    if wal {
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+            .map_err(|e| ctx.err(e))?;
+    }
+    if current == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| ctx.err(e))?;
+    let from = identify(&tx)?;
+    for sql in MIGRATIONS.iter().skip(from as usize) {
+        tx.execute_batch(sql).map_err(|e| ctx.err(e))?;
+    }
+    tx.pragma_update(None, "application_id", APPLICATION_ID)
+        .map_err(|e| ctx.err(e))?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(|e| ctx.err(e))?;
+    tx.commit().map_err(|e| ctx.err(e))
+}
+
+struct SqliteTx<'a> {
+    tx: &'a rusqlite::Transaction<'a>,
+    ctx: Ctx<'a>,
+}
+
+const STORE_COLS: &str = "id, name, description, metadata, created_at, updated_at, archived_at";
+const MEMORY_COLS: &str = "id, store_id, path, content_sha256, content_size_bytes, \
+     memory_version_id, created_at, updated_at";
+const VERSION_COLS: &str = "id, store_id, memory_id, operation, created_at, created_by_type, \
+     created_by_id, path, content_sha256, content_size_bytes, redacted_at, redacted_by_type, \
+     redacted_by_id";
+
+fn size(v: Option<i64>) -> Option<u64> {
+    v.and_then(|v| u64::try_from(v).ok())
+}
+
+fn actor(kind: Option<String>, id: Option<String>) -> Option<Actor> {
+    Actor::from_parts(&kind?, id?)
+}
+
+impl SqliteTx<'_> {
+    fn store_row(&self, r: &Row<'_>) -> rusqlite::Result<Result<Store, SqliteError>> {
+        let metadata: String = r.get(3)?;
+        let id: String = r.get(0)?;
+        Ok(match serde_json::from_str(&metadata) {
+            Ok(metadata) => Ok(Store {
+                id,
+                name: r.get(1)?,
+                description: r.get(2)?,
+                metadata,
+                created_at: Timestamp::from_micros(r.get(4)?),
+                updated_at: Timestamp::from_micros(r.get(5)?),
+                archived_at: r.get::<_, Option<i64>>(6)?.map(Timestamp::from_micros),
+            }),
+            Err(_) => Err(self.ctx.bad(format!("store {id} has unreadable metadata"))),
+        })
+    }
+
+    fn query<T>(
+        &self,
+        sql: &str,
+        args: &[Value],
+        map: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, SqliteError> {
+        let mut stmt = self.tx.prepare_cached(sql).map_err(|e| self.ctx.err(e))?;
+        stmt.query_map(rusqlite::params_from_iter(args.iter()), map)
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.ctx.err(e))
+    }
+}
+
+fn memory_row(r: &Row<'_>, with_content: bool) -> rusqlite::Result<Memory> {
+    Ok(Memory {
+        id: r.get(0)?,
+        memory_store_id: r.get(1)?,
+        path: r.get(2)?,
+        content_sha256: r.get(3)?,
+        content_size_bytes: size(r.get(4)?).unwrap_or(0),
+        memory_version_id: r.get(5)?,
+        created_at: Timestamp::from_micros(r.get(6)?),
+        updated_at: Timestamp::from_micros(r.get(7)?),
+        content: if with_content { Some(r.get(8)?) } else { None },
+    })
+}
+
+fn version_row(r: &Row<'_>, with_content: bool) -> rusqlite::Result<Result<MemoryVersion, String>> {
+    let id: String = r.get(0)?;
+    let op: String = r.get(3)?;
+    let Some(operation) = Operation::parse(&op) else {
+        return Ok(Err(format!("version {id} has operation {op:?}")));
+    };
+    Ok(Ok(MemoryVersion {
+        memory_store_id: r.get(1)?,
+        memory_id: r.get(2)?,
+        operation,
+        created_at: Timestamp::from_micros(r.get(4)?),
+        created_by: actor(r.get(5)?, r.get(6)?),
+        path: r.get(7)?,
+        content_sha256: r.get(8)?,
+        content_size_bytes: size(r.get(9)?),
+        redacted_at: r.get::<_, Option<i64>>(10)?.map(Timestamp::from_micros),
+        redacted_by: actor(r.get(11)?, r.get(12)?),
+        content: if with_content { r.get(13)? } else { None },
+        id,
+    }))
+}
+
+fn text(s: &str) -> Value {
+    Value::Text(s.to_owned())
+}
+
+impl Tx for SqliteTx<'_> {
+    fn store(&mut self, id: &str) -> Result<Option<Store>> {
+        let sql = format!("SELECT {STORE_COLS} FROM stores WHERE id = ?1");
+        let rows = self.query(&sql, &[text(id)], |r| self.store_row(r))?;
+        Ok(rows.into_iter().next().transpose()?)
+    }
+
+    fn put_store(&mut self, s: &Store) -> Result<()> {
+        let metadata = serde_json::to_string(&s.metadata)
+            .map_err(|e| StoreError::from(self.ctx.bad(e.to_string())))?;
+        self.tx
+            .execute(
+                &format!("INSERT OR REPLACE INTO stores ({STORE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+                params![
+                    s.id,
+                    s.name,
+                    s.description,
+                    metadata,
+                    s.created_at.as_micros(),
+                    s.updated_at.as_micros(),
+                    s.archived_at.map(Timestamp::as_micros)
+                ],
+            )
+            .map_err(|e| self.ctx.err(e))?;
+        Ok(())
+    }
+
+    fn delete_store(&mut self, id: &str) -> Result<bool> {
+        let n = self
+            .tx
+            .execute("DELETE FROM stores WHERE id = ?1", [id])
+            .map_err(|e| self.ctx.err(e))?;
+        for table in ["memories", "versions"] {
+            self.tx
+                .execute(&format!("DELETE FROM {table} WHERE store_id = ?1"), [id])
+                .map_err(|e| self.ctx.err(e))?;
+        }
+        Ok(n > 0)
+    }
+
+    fn stores(&mut self, scan: &StoreScan) -> Result<Vec<Store>> {
+        let mut sql = format!("SELECT {STORE_COLS} FROM stores WHERE 1 = 1");
+        let mut args = Vec::new();
+        if let Some(t) = scan.created_at_gte {
+            args.push(Value::Integer(t.as_micros()));
+            sql += &format!(" AND created_at >= ?{}", args.len());
+        }
+        if let Some(t) = scan.created_at_lte {
+            args.push(Value::Integer(t.as_micros()));
+            sql += &format!(" AND created_at <= ?{}", args.len());
+        }
+        if !scan.include_archived {
+            sql += " AND archived_at IS NULL";
+        }
+        if let Some((t, id)) = &scan.after {
+            args.push(Value::Integer(t.as_micros()));
+            args.push(text(id));
+            let (a, b) = (args.len() - 1, args.len());
+            sql += &format!(" AND (created_at < ?{a} OR (created_at = ?{a} AND id < ?{b}))");
+        }
+        args.push(Value::Integer(
+            i64::try_from(scan.limit).unwrap_or(i64::MAX),
+        ));
+        sql += &format!(" ORDER BY created_at DESC, id DESC LIMIT ?{}", args.len());
+        let rows = self.query(&sql, &args, |r| self.store_row(r))?;
+        Ok(rows.into_iter().collect::<Result<_, _>>()?)
+    }
+
+    fn memory(&mut self, store_id: &str, id: &str) -> Result<Option<Memory>> {
+        let sql =
+            format!("SELECT {MEMORY_COLS}, content FROM memories WHERE store_id = ?1 AND id = ?2");
+        let rows = self.query(&sql, &[text(store_id), text(id)], |r| memory_row(r, true))?;
+        Ok(rows.into_iter().next())
+    }
+
+    fn memory_at(&mut self, store_id: &str, path: &str) -> Result<Option<Memory>> {
+        let sql = format!(
+            "SELECT {MEMORY_COLS}, content FROM memories WHERE store_id = ?1 AND path = ?2"
+        );
+        let rows = self.query(&sql, &[text(store_id), text(path)], |r| memory_row(r, true))?;
+        Ok(rows.into_iter().next())
+    }
+
+    fn memories(&mut self, store_id: &str, scan: &MemoryScan) -> Result<Vec<Memory>> {
+        let content = if scan.with_content { ", content" } else { "" };
+        let op = if scan.lower_inclusive { ">=" } else { ">" };
+        let sql = format!(
+            "SELECT {MEMORY_COLS}{content} FROM memories WHERE store_id = ?1 AND path {op} ?2 \
+             AND path < ?3 ORDER BY path LIMIT ?4"
+        );
+        let args = [
+            text(store_id),
+            text(&scan.lower),
+            text(&scan.upper),
+            Value::Integer(i64::try_from(scan.limit).unwrap_or(i64::MAX)),
+        ];
+        Ok(self.query(&sql, &args, |r| memory_row(r, scan.with_content))?)
+    }
+
+    fn count_memories(&mut self, store_id: &str) -> Result<u64> {
+        let n: i64 = self
+            .tx
+            .query_row(
+                "SELECT count(*) FROM memories WHERE store_id = ?1",
+                [store_id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.ctx.err(e))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    fn put_memory(&mut self, m: &Memory) -> Result<()> {
+        let Some(content) = &m.content else {
+            return Err(self
+                .ctx
+                .bad(format!("memory {} written without content", m.id))
+                .into());
+        };
+        self.tx
+            .execute(
+                &format!(
+                    "INSERT OR REPLACE INTO memories ({MEMORY_COLS}, content) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                ),
+                params![
+                    m.id,
+                    m.memory_store_id,
+                    m.path,
+                    m.content_sha256,
+                    i64::try_from(m.content_size_bytes).unwrap_or(i64::MAX),
+                    m.memory_version_id,
+                    m.created_at.as_micros(),
+                    m.updated_at.as_micros(),
+                    content
+                ],
+            )
+            .map_err(|e| self.ctx.err(e))?;
+        Ok(())
+    }
+
+    fn delete_memory(&mut self, store_id: &str, id: &str) -> Result<()> {
+        self.tx
+            .execute(
+                "DELETE FROM memories WHERE store_id = ?1 AND id = ?2",
+                [store_id, id],
+            )
+            .map_err(|e| self.ctx.err(e))?;
+        Ok(())
+    }
+
+    fn version(&mut self, store_id: &str, id: &str) -> Result<Option<MemoryVersion>> {
+        let sql =
+            format!("SELECT {VERSION_COLS}, content FROM versions WHERE store_id = ?1 AND id = ?2");
+        let rows = self.query(&sql, &[text(store_id), text(id)], |r| version_row(r, true))?;
+        match rows.into_iter().next() {
+            None => Ok(None),
+            Some(Ok(v)) => Ok(Some(v)),
+            Some(Err(what)) => Err(self.ctx.bad(what).into()),
+        }
+    }
+
+    fn put_version(&mut self, v: &MemoryVersion) -> Result<()> {
+        let by = v.created_by.as_ref().map(Actor::parts);
+        let red = v.redacted_by.as_ref().map(Actor::parts);
+        self.tx
+            .execute(
+                &format!(
+                    "INSERT OR REPLACE INTO versions ({VERSION_COLS}, content) VALUES \
+                     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+                ),
+                params![
+                    v.id,
+                    v.memory_store_id,
+                    v.memory_id,
+                    v.operation.as_str(),
+                    v.created_at.as_micros(),
+                    by.map(|p| p.0),
+                    by.map(|p| p.1),
+                    v.path,
+                    v.content_sha256,
+                    v.content_size_bytes
+                        .map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+                    v.redacted_at.map(Timestamp::as_micros),
+                    red.map(|p| p.0),
+                    red.map(|p| p.1),
+                    v.content
+                ],
+            )
+            .map_err(|e| self.ctx.err(e))?;
+        Ok(())
+    }
+
+    fn versions(&mut self, store_id: &str, scan: &VersionScan) -> Result<Vec<MemoryVersion>> {
+        let content = if scan.with_content { ", content" } else { "" };
+        let mut sql = format!("SELECT {VERSION_COLS}{content} FROM versions WHERE store_id = ?1");
+        let mut args = vec![text(store_id)];
+        if let Some(m) = &scan.memory_id {
+            args.push(text(m));
+            sql += &format!(" AND memory_id = ?{}", args.len());
+        }
+        if let Some(op) = scan.operation {
+            args.push(text(op.as_str()));
+            sql += &format!(" AND operation = ?{}", args.len());
+        }
+        for (kind, id) in &scan.created_by {
+            args.push(text(kind));
+            args.push(text(id));
+            sql += &format!(
+                " AND created_by_type = ?{} AND created_by_id = ?{}",
+                args.len() - 1,
+                args.len()
+            );
+        }
+        if let Some(t) = scan.created_at_gte {
+            args.push(Value::Integer(t.as_micros()));
+            sql += &format!(" AND created_at >= ?{}", args.len());
+        }
+        if let Some(t) = scan.created_at_lte {
+            args.push(Value::Integer(t.as_micros()));
+            sql += &format!(" AND created_at <= ?{}", args.len());
+        }
+        if let Some((t, id)) = &scan.after {
+            args.push(Value::Integer(t.as_micros()));
+            args.push(text(id));
+            let (a, b) = (args.len() - 1, args.len());
+            sql += &format!(" AND (created_at < ?{a} OR (created_at = ?{a} AND id < ?{b}))");
+        }
+        args.push(Value::Integer(
+            i64::try_from(scan.limit).unwrap_or(i64::MAX),
+        ));
+        sql += &format!(" ORDER BY created_at DESC, id DESC LIMIT ?{}", args.len());
+        let rows = self.query(&sql, &args, |r| version_row(r, scan.with_content))?;
+        rows.into_iter()
+            .map(|r| r.map_err(|what| self.ctx.bad(what).into()))
+            .collect()
+    }
+}
