@@ -1,0 +1,540 @@
+//! [`ObjectStoreStorage`]: the `Storage` trait over any `object_store::ObjectStore`.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use memory_core::{
+    Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
+};
+use object_store::path::Path;
+use object_store::{
+    GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+    UpdateVersion,
+};
+
+use crate::error::S3Error;
+
+/// How many objects a directory rename copies at once.
+const COPY_CONCURRENCY: usize = 8;
+
+/// A memory store on an object store: one object per file, under a key prefix.
+///
+/// `/memories/notes/a.md` is the object `PREFIX/memories/notes/a.md` (the layout of the
+/// directory backend, so a bucket synced to a folder is a directory store and back).
+/// Directories are implicit: a directory exists while some object lies below it.
+///
+/// Writes are conditional, so many processes and hosts can share one store: create is
+/// `PutMode::Create` (`If-None-Match: *`), an edit is `PutMode::Update` with the ETag (and
+/// version id, where the bucket has versioning) it read, a rename copies with create-if-absent.
+/// The crate README lists what every method costs in requests and what is guaranteed.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use std::sync::Arc;
+/// use memory_core::{MemoryPath, Storage, WriteMode};
+/// use memory_s3::ObjectStoreStorage;
+///
+/// let store = ObjectStoreStorage::new(Arc::new(object_store::memory::InMemory::new()), "tenant-1")?;
+/// let path = MemoryPath::parse("/memories/a.md")?;
+/// store.write(&path, b"hi".to_vec(), WriteMode::Create).await?;
+/// assert_eq!(store.read(&path).await?.contents, b"hi");
+/// assert_eq!(store.to_string(), "ObjectStore(InMemory/tenant-1)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+pub struct ObjectStoreStorage {
+    store: Arc<dyn ObjectStore>,
+    /// The key prefix, without slashes at either end; empty for the bucket's root.
+    prefix: String,
+    /// `PREFIX/memories`: the key of `/memories`.
+    base: Path,
+    /// What `Display` shows, e.g. `S3(s3://bucket/prefix)`.
+    label: String,
+    /// Where the store is, for error messages: endpoint and bucket, or the store's name.
+    location: String,
+}
+
+impl ObjectStoreStorage {
+    /// A store on `store`, keeping every object under `prefix` (`""` for the root of the
+    /// bucket; slashes at either end are ignored).
+    ///
+    /// # Errors
+    /// [`memory_core::Error::Backend`] when the prefix is not a valid key prefix (empty
+    /// segments, `.` or `..`, control characters).
+    pub fn new(store: Arc<dyn ObjectStore>, prefix: &str) -> Result<Self> {
+        let prefix = normalize_prefix(prefix)?;
+        let label = if prefix.is_empty() {
+            format!("ObjectStore({store})")
+        } else {
+            format!("ObjectStore({store}/{prefix})")
+        };
+        let location = store.to_string();
+        Self::with_names(store, prefix, label, location)
+    }
+
+    /// A store with a normalized prefix and the names `Display` and errors show.
+    pub(crate) fn with_names(
+        store: Arc<dyn ObjectStore>,
+        prefix: String,
+        label: String,
+        location: String,
+    ) -> Result<Self> {
+        let raw = if prefix.is_empty() {
+            "memories".to_owned()
+        } else {
+            format!("{prefix}/memories")
+        };
+        let base = Path::parse(&raw).map_err(|source| S3Error::Key { key: raw, source })?;
+        Ok(ObjectStoreStorage {
+            store,
+            prefix,
+            base,
+            label,
+            location,
+        })
+    }
+
+    /// The object store underneath.
+    pub fn object_store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The key prefix (without slashes at either end; empty for the bucket's root).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The object key of a memory path, e.g. `PREFIX/memories/a/b.md`.
+    pub fn key(&self, path: &MemoryPath) -> Result<Path> {
+        if path.is_root() {
+            return Ok(self.base.clone());
+        }
+        let raw = format!("{}/{}", self.base, path.relative());
+        Path::parse(&raw).map_err(|source| S3Error::Key { key: raw, source }.into())
+    }
+
+    /// The memory path of an object key, or `None` for a key outside this store's
+    /// `PREFIX/memories/` or one no memory path maps to.
+    fn memory_path(&self, location: &Path) -> Option<MemoryPath> {
+        let rel = location
+            .as_ref()
+            .strip_prefix(self.base.as_ref())?
+            .strip_prefix('/')?;
+        MemoryPath::parse(&format!("/memories/{rel}")).ok()
+    }
+
+    fn request_error(&self, operation: &'static str, key: &Path, source: object_store::Error) -> Error {
+        S3Error::Request {
+            operation,
+            key: key.to_string(),
+            location: self.location.clone(),
+            source,
+        }
+        .into()
+    }
+
+    /// HEAD: the object's metadata, or `None` when there is no object at `key`.
+    async fn head(&self, key: &Path) -> Result<Option<ObjectMeta>> {
+        match self.store.head(key).await {
+            Ok(meta) => Ok(Some(meta)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.request_error("HEAD", key, e)),
+        }
+    }
+
+    /// One LIST request (the first page): whether any object lies below `key`.
+    async fn has_children(&self, key: &Path) -> Result<bool> {
+        let mut objects = self.store.list(Some(key));
+        match objects.next().await {
+            None => Ok(false),
+            Some(Ok(_)) => Ok(true),
+            Some(Err(e)) => Err(self.request_error("LIST", key, e)),
+        }
+    }
+
+    /// Every object below `key`, following the listing's pages to the end.
+    async fn list_below(&self, key: &Path) -> Result<Vec<ObjectMeta>> {
+        self.store
+            .list(Some(key))
+            .try_collect()
+            .await
+            .map_err(|e| self.request_error("LIST", key, e))
+    }
+
+    /// The outermost ancestor of `path` that is a file (one HEAD per ancestor, sent at once).
+    async fn file_ancestor(&self, path: &MemoryPath) -> Result<Option<MemoryPath>> {
+        let ancestors = path.ancestors();
+        let mut keys = Vec::with_capacity(ancestors.len());
+        for ancestor in &ancestors {
+            keys.push(self.key(ancestor)?);
+        }
+        let found = futures_util::future::try_join_all(keys.iter().map(|k| self.head(k))).await?;
+        Ok(ancestors
+            .into_iter()
+            .zip(found)
+            .find_map(|(ancestor, meta)| meta.map(|_| ancestor)))
+    }
+
+    /// The checks before a create or overwrite: an ancestor that is a file, a directory at
+    /// the path. One LIST and one HEAD per ancestor, all sent at once.
+    async fn check_writable(&self, path: &MemoryPath, key: &Path) -> Result<()> {
+        let (ancestor, is_dir) =
+            futures_util::try_join!(self.file_ancestor(path), self.has_children(key))?;
+        if let Some(parent) = ancestor {
+            return Err(Error::ParentIsFile {
+                path: path.clone(),
+                parent,
+            });
+        }
+        if is_dir {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        }
+        Ok(())
+    }
+
+    /// Why a conditional update failed: the file changed (Conflict), is gone (NotFound), or
+    /// never could be there (ParentIsFile). Only runs on the failure path.
+    async fn explain_failed_update(&self, path: &MemoryPath, key: &Path) -> Error {
+        match self.head(key).await {
+            Ok(Some(_)) => return Error::Conflict { path: path.clone() },
+            Ok(None) => {}
+            Err(e) => return e,
+        }
+        match self.file_ancestor(path).await {
+            Ok(Some(parent)) => Error::ParentIsFile {
+                path: path.clone(),
+                parent,
+            },
+            Ok(None) => Error::NotFound { path: path.clone() },
+            Err(e) => e,
+        }
+    }
+
+    fn version_of(&self, key: &Path, e_tag: Option<String>, version: Option<String>) -> Result<Version> {
+        match (e_tag, version) {
+            (None, None) => Err(S3Error::NoVersion {
+                key: key.to_string(),
+                location: self.location.clone(),
+            }
+            .into()),
+            (Some(tag), None) => Ok(Version::new(tag)),
+            // An ETag never holds a space (RFC 9110 `etagc`), so it separates the two.
+            (tag, Some(version)) => Ok(Version::new(format!(
+                "{} {version}",
+                tag.unwrap_or_default()
+            ))),
+        }
+    }
+
+    fn meta(&self, path: MemoryPath, meta: &ObjectMeta) -> FileMeta {
+        FileMeta {
+            path,
+            size: meta.size,
+            modified: Some(SystemTime::from(meta.last_modified)),
+        }
+    }
+
+    /// Deletes every key, in the store's batches (S3: one request per 1,000 keys).
+    async fn delete_keys(&self, keys: Vec<Path>) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let first = keys[0].clone();
+        let locations: BoxStream<'static, object_store::Result<Path>> =
+            stream::iter(keys.into_iter().map(Ok)).boxed();
+        let mut deleted = self.store.delete_stream(locations);
+        while let Some(result) = deleted.next().await {
+            match result {
+                Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(self.request_error("DELETE", &first, e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The version token split back into object_store's parts.
+fn update_version(version: &Version) -> UpdateVersion {
+    match version.as_str().split_once(' ') {
+        Some((tag, v)) => UpdateVersion {
+            e_tag: (!tag.is_empty()).then(|| tag.to_owned()),
+            version: Some(v.to_owned()),
+        },
+        None => UpdateVersion {
+            e_tag: Some(version.as_str().to_owned()),
+            version: None,
+        },
+    }
+}
+
+/// Trims slashes and checks every segment of a key prefix.
+pub(crate) fn normalize_prefix(prefix: &str) -> Result<String> {
+    let trimmed = prefix.trim_matches('/');
+    if trimmed.is_empty() {
+        return Ok(String::new());
+    }
+    let bad = |reason: String| -> Error {
+        S3Error::Prefix {
+            prefix: prefix.to_owned(),
+            reason,
+        }
+        .into()
+    };
+    for segment in trimmed.split('/') {
+        if segment.is_empty() {
+            return Err(bad("empty segment (`//`)".into()));
+        }
+        if let Err(e) = object_store::path::PathPart::parse(segment) {
+            return Err(bad(e.to_string()));
+        }
+    }
+    Ok(trimmed.to_owned())
+}
+
+impl fmt::Debug for ObjectStoreStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectStoreStorage")
+            .field("store", &self.label)
+            .field("base", &self.base.as_ref())
+            .finish()
+    }
+}
+
+impl fmt::Display for ObjectStoreStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+#[async_trait]
+impl Storage for ObjectStoreStorage {
+    /// One GET.
+    async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+        if path.is_root() {
+            return Err(Error::NotFound { path: path.clone() });
+        }
+        let key = self.key(path)?;
+        let result = match self.store.get_opts(&key, GetOptions::default()).await {
+            Ok(result) => result,
+            Err(object_store::Error::NotFound { .. }) => {
+                return Err(Error::NotFound { path: path.clone() });
+            }
+            Err(e) => return Err(self.request_error("GET", &key, e)),
+        };
+        let meta = result.meta.clone();
+        let contents = result
+            .bytes()
+            .await
+            .map_err(|e| self.request_error("GET", &key, e))?;
+        Ok(StoredFile {
+            contents: contents.to_vec(),
+            version: self.version_of(&key, meta.e_tag, meta.version)?,
+        })
+    }
+
+    /// A file: one HEAD. Otherwise a HEAD and one LIST page.
+    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+        if path.is_root() {
+            return Ok(Some(Entry::Directory));
+        }
+        let key = self.key(path)?;
+        if let Some(meta) = self.head(&key).await? {
+            return Ok(Some(Entry::File(self.meta(path.clone(), &meta))));
+        }
+        Ok(self.has_children(&key).await?.then_some(Entry::Directory))
+    }
+
+    /// Update: one conditional PUT. Create and Overwrite: one PUT after one LIST page and a
+    /// HEAD per ancestor directory, sent at once.
+    async fn write(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        mode: WriteMode,
+    ) -> Result<Version> {
+        if path.is_root() {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        }
+        let key = self.key(path)?;
+        let put_mode = match &mode {
+            WriteMode::Create => PutMode::Create,
+            WriteMode::Overwrite => PutMode::Overwrite,
+            WriteMode::Update(version) => PutMode::Update(update_version(version)),
+        };
+        if !matches!(mode, WriteMode::Update(_)) {
+            self.check_writable(path, &key).await?;
+        }
+        let options = PutOptions {
+            mode: put_mode,
+            ..PutOptions::default()
+        };
+        match self
+            .store
+            .put_opts(&key, PutPayload::from(contents), options)
+            .await
+        {
+            Ok(result) => self.version_of(&key, result.e_tag, result.version),
+            Err(object_store::Error::AlreadyExists { .. }) if mode == WriteMode::Create => {
+                Err(Error::AlreadyExists { path: path.clone() })
+            }
+            Err(object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. })
+                if matches!(mode, WriteMode::Update(_)) =>
+            {
+                Err(self.explain_failed_update(path, &key).await)
+            }
+            Err(e) => Err(self.request_error("PUT", &key, e)),
+        }
+    }
+
+    /// A file: one HEAD and one DELETE. A directory: a HEAD, the LIST pages, and one DELETE
+    /// per 1,000 files.
+    async fn delete(&self, path: &MemoryPath) -> Result<()> {
+        let key = self.key(path)?;
+        if !path.is_root() && self.head(&key).await?.is_some() {
+            return self.delete_keys(vec![key]).await;
+        }
+        let below = self.list_below(&key).await?;
+        if below.is_empty() && !path.is_root() {
+            return Err(Error::NotFound { path: path.clone() });
+        }
+        self.delete_keys(below.into_iter().map(|m| m.location).collect())
+            .await
+    }
+
+    /// The LIST pages below the directory.
+    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        let key = self.key(dir)?;
+        let mut files: Vec<FileMeta> = self
+            .list_below(&key)
+            .await?
+            .iter()
+            .filter_map(|meta| match self.memory_path(&meta.location) {
+                Some(path) => Some(self.meta(path, meta)),
+                None => {
+                    tracing::warn!(
+                        store = %self.label,
+                        key = %meta.location,
+                        "ignoring an object whose key is not a memory path"
+                    );
+                    None
+                }
+            })
+            .collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(files)
+    }
+
+    /// Copy-if-absent of every file, then delete of the sources. See the README for the
+    /// requests and for what a crash part-way leaves.
+    async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        // 1. What is at `from` (checked first).
+        let from_key = self.key(from)?;
+        let sources: Vec<Path> = if from.is_root() {
+            Vec::new() // the root always exists; refused below as a move into itself
+        } else if self.head(&from_key).await?.is_some() {
+            vec![from_key.clone()]
+        } else {
+            let below = self.list_below(&from_key).await?;
+            if below.is_empty() {
+                return Err(Error::NotFound { path: from.clone() });
+            }
+            below.into_iter().map(|m| m.location).collect()
+        };
+        let is_file = sources.first() == Some(&from_key);
+        // 2. A move into itself.
+        if to.starts_with(from) {
+            return Err(Error::RenameIntoItself {
+                from: from.clone(),
+                to: to.clone(),
+            });
+        }
+        // 3. The destination: free, and not below a file. A file at `to` itself is caught by
+        //    the copy-if-absent when moving a file; a directory's files land below `to`, so
+        //    then `to` is looked up too.
+        let to_key = self.key(to)?;
+        let to_is_file = async {
+            if is_file {
+                Ok(false)
+            } else {
+                Ok(self.head(&to_key).await?.is_some())
+            }
+        };
+        let (ancestor, to_is_dir, to_is_file) = futures_util::try_join!(
+            self.file_ancestor(to),
+            self.has_children(&to_key),
+            to_is_file
+        )?;
+        if let Some(parent) = ancestor {
+            return Err(Error::ParentIsFile {
+                path: to.clone(),
+                parent,
+            });
+        }
+        if to_is_dir || to_is_file {
+            return Err(Error::AlreadyExists { path: to.clone() });
+        }
+        // 4. Copy every file with create-if-absent.
+        let mut moves = Vec::with_capacity(sources.len());
+        for source in sources {
+            let target = if is_file {
+                to_key.clone()
+            } else {
+                let Some(target) = self
+                    .memory_path(&source)
+                    .and_then(|p| p.rebase(from, to))
+                else {
+                    return Err(S3Error::RenameTooLong {
+                        source_path: source.to_string(),
+                        to: to.to_string(),
+                    }
+                    .into());
+                };
+                self.key(&target)?
+            };
+            moves.push((source, target));
+        }
+        let copied: Vec<(Path, object_store::Result<()>)> = stream::iter(moves.clone())
+            .map(|(source, target)| {
+                let store = Arc::clone(&self.store);
+                async move {
+                    let result = store.copy_if_not_exists(&source, &target).await;
+                    (target, result)
+                }
+            })
+            .buffer_unordered(COPY_CONCURRENCY)
+            .collect()
+            .await;
+        let mut failure = None;
+        let mut done = Vec::new();
+        for (target, result) in copied {
+            match result {
+                Ok(()) => done.push(target),
+                Err(object_store::Error::AlreadyExists { .. }) => {
+                    failure.get_or_insert(Error::AlreadyExists { path: to.clone() });
+                }
+                Err(object_store::Error::NotFound { .. }) => {
+                    // A source vanished: someone else moved or deleted it meanwhile.
+                    failure.get_or_insert(Error::NotFound { path: from.clone() });
+                }
+                Err(e) => {
+                    let e = self.request_error("COPY", &target, e);
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(failure) = failure {
+            // Every source is still in place: take back the copies made, so the failed rename
+            // changes nothing (best effort; a copy left behind is a duplicate, never a loss).
+            if let Err(e) = self.delete_keys(done).await {
+                tracing::warn!(store = %self.label, error = %e, "could not remove the copies of a failed rename");
+            }
+            return Err(failure);
+        }
+        // 5. Delete the sources, now that every file is at its new place.
+        self.delete_keys(moves.into_iter().map(|(source, _)| source).collect())
+            .await
+    }
+}
