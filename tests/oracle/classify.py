@@ -91,15 +91,13 @@ def path_issue(p: Any) -> Optional[str]:
         return "path-backslash"
     if PERCENT.search(p):
         return "path-percent"
-    rest = p[len(ROOT) + 1:]
-    if rest.endswith("/"):
-        rest = rest[:-1]
-    segs = rest.split("/") if rest else []
+    trimmed = p[:-1] if p.endswith("/") else p
+    segs = trimmed[len(ROOT) + 1:].split("/") if trimmed != ROOT else []
     if any(s == "" for s in segs):
         return "path-empty-segment"
     if any(s in (".", "..") for s in segs):
         return "path-dots"
-    if len(p.rstrip("/").encode("utf-8", "surrogatepass")) > 1024 or len(segs) > 20 or \
+    if len(trimmed.encode("utf-8", "surrogatepass")) > 1024 or len(segs) > 20 or \
             any(len(s.encode("utf-8", "surrogatepass")) > 255 for s in segs):
         return "path-limits"
     return None
@@ -111,14 +109,17 @@ def normalized(p: str) -> str:
 
 
 def oracle_rel(p: Any) -> Optional[str]:
-    """The store-relative path the reference acts on ("" is the root), or None if refused."""
-    if not isinstance(p, str) or not p.startswith(ROOT):
+    """The store-relative path the reference acts on ("" is the root), or None if refused.
+
+    The reference resolves the path below its root folder, which is named `memories`, so
+    `/memories/../memories/a` is `a` and `/memories/..` escapes."""
+    if not isinstance(p, str) or not p.startswith(ROOT) or "\x00" in p:
         return None
     rel = p[len(ROOT):].lstrip("/")
-    full = posixpath.normpath("/r/" + rel) if rel else "/r"
-    if full != "/r" and not full.startswith("/r/"):
+    full = posixpath.normpath(ROOT + "/" + rel) if rel else ROOT
+    if full != ROOT and not full.startswith(ROOT + "/"):
         return None
-    return full[3:]
+    return full[len(ROOT) + 1:]
 
 
 def ours_rel(p: Any) -> Optional[str]:
@@ -145,7 +146,7 @@ def field_problem(inp: Dict[str, Any]) -> Optional[str]:
                 return f
         elif not isinstance(v, str):
             return f
-    if cmd == "str_replace" and "new_str" in inp and not isinstance(inp["new_str"], str):
+    if cmd == "str_replace" and inp.get("new_str") is not None and not isinstance(inp["new_str"], str):
         return "new_str"
     if cmd == "view" and inp.get("view_range") is not None:
         vr = inp["view_range"]
@@ -189,30 +190,106 @@ def echo_variants(text: str, inp: Dict[str, Any]) -> str:
 # --------------------------------------------------------------------------
 
 class CaseState:
-    """Paths whose state differs between the two sides, with the category that made them differ."""
+    """What is known to differ between the two stores of a case.
+
+    `files[side]` is each side's set of files (store-relative), followed from its own results;
+    `tainted` maps paths whose state differs to the category that made them differ."""
 
     def __init__(self) -> None:
-        self.tainted: Dict[str, str] = {}
+        self.tainted: Dict[str, List[str]] = {}
+        self.files: Dict[str, Set[str]] = {"o": set(), "c": set()}
+        # Paths whose content differs by more than newlines (a mutation one side refused).
+        self.strong: Set[Optional[str]] = set()
 
     def taint(self, rel: Optional[str], cat: str) -> None:
-        if rel is not None and rel not in self.tainted:
-            self.tainted[rel] = cat
+        if rel is not None and cat not in self.tainted.setdefault(rel, []):
+            self.tainted[rel].append(cat)
 
     def touching(self, rels: Iterable[Optional[str]]) -> Optional[str]:
-        """The category of a tainted path at, above or below any of `rels`."""
+        """The category of a tainted path at, above or below any of `rels`; a category that
+        changed which files exist wins over `insert-preserves` (newlines only)."""
+        cats: List[str] = []
         for rel in rels:
             if rel is None:
                 continue
-            for t, cat in self.tainted.items():
+            for t, tcats in self.tainted.items():
                 if rel == "" or t == rel or t.startswith(rel + "/") or rel.startswith(t + "/"):
-                    return cat
-        return None
+                    cats += [c for c in tcats if c not in cats]
+        strong = [c for c in cats if c != "insert-preserves"]
+        return strong[0] if strong else (cats[0] if cats else None)
+
+    def has_files_under(self, side: str, rel: Optional[str]) -> bool:
+        if rel is None:
+            return False
+        return any(rel == "" or f == rel or f.startswith(rel + "/") for f in self.files[side])
+
+    def apply(self, side: str, inp: Dict[str, Any], ok: bool, rel_of) -> None:
+        """Follow one side's store through a command and its result."""
+        files = self.files[side]
+        cmd = inp.get("command")
+        if cmd == "create" and (ok or (side == "o" and not isinstance(inp.get("file_text"), str))):
+            # The reference leaves an empty file behind for a file_text that is not a string.
+            rel = rel_of(inp.get("path"))
+            if rel:
+                files.add(rel)
+        elif cmd == "delete" and ok:
+            rel = rel_of(inp.get("path"))
+            if rel is not None:
+                files.difference_update({f for f in files if rel == "" or f == rel or f.startswith(rel + "/")})
+        elif cmd == "rename" and ok:
+            src, dst = rel_of(inp.get("old_path")), rel_of(inp.get("new_path"))
+            if src is not None and dst is not None:
+                moved = {f for f in files if f == src or f.startswith(src + "/")}
+                files.difference_update(moved)
+                files.update(dst + f[len(src):] for f in moved)
+                for t, cats in list(self.tainted.items()):
+                    if t == src or t.startswith(src + "/"):
+                        for cat in cats:
+                            self.taint(dst + t[len(src):], cat)
 
 
-def explain_content(inp: Dict[str, Any], o: Any, c: Any, oracle_kind: Optional[str]) -> Optional[List[str]]:
+def oracle_only_empty_dir(state: CaseState, inp: Dict[str, Any], o: Dict[str, Any], c: Dict[str, Any]) -> bool:
+    """The path is a directory holding no file in the reference (which keeps empty directories)
+    and nothing here: we say it does not exist, or we create where the reference finds it taken."""
+    ct = c["content"] if isinstance(c["content"], str) else ""
+    ot = o["content"] if isinstance(o["content"], str) else ""
+    cmd = inp.get("command")
+    if cmd == "create" and o["is_error"] and ot.startswith("File ") and ot.endswith(" already exists"):
+        rel = oracle_rel(inp.get("path"))
+    elif cmd == "rename" and o["is_error"] and ot.startswith("The destination "):
+        rel = oracle_rel(inp.get("new_path"))
+    elif "does not exist" in ct and "does not exist" not in ot:
+        rel = oracle_rel(inp.get("old_path" if cmd == "rename" else "path"))
+    else:
+        return False
+    return rel is not None and rel != "" and not state.has_files_under("o", rel) and \
+        not state.has_files_under("c", rel)
+
+
+def numbered_text(text: str) -> List[str]:
+    """The non-empty lines of a view or snippet, without their numbers."""
+    out = []
+    for line in text.split("\n")[1:]:
+        _, _, body = line.partition("\t")
+        if body.strip("\r"):
+            out.append(body)
+    return out
+
+
+def explain_content(inp: Dict[str, Any], o: Any, c: Any, oracle_kind: Optional[str],
+                    state: CaseState) -> Optional[List[str]]:
     """Categories that turn the oracle's content into ours, for two results with the same is_error."""
     cmd = inp.get("command")
     cats: List[str] = []
+    if isinstance(c, str) and (c.startswith("Error: Invalid path ") or c.startswith("Error: Path must start")):
+        cat = path_issue_of(inp)
+        if cat:
+            return [cat]
+    if oracle_only_empty_dir(state, inp, {"is_error": True, "content": o}, {"is_error": True, "content": c}):
+        return ["implicit-dirs"]
+    if cmd == "str_replace" and inp.get("old_str") == "" and isinstance(c, str) and \
+            c.startswith("No replacement was performed, old_str ``"):
+        return ["empty-old_str"]
     if isinstance(c, list) or isinstance(o, list):
         return ["images"] if any(str(p).endswith(IMAGE_EXTS) for p in input_paths(inp)) else None
     if not isinstance(o, str) or not isinstance(c, str):
@@ -275,12 +352,12 @@ def explain_content(inp: Dict[str, Any], o: Any, c: Any, oracle_kind: Optional[s
     if cmd == "view":
         lo, lc = parse_listing(o), parse_listing(c)
         if lo and lc:
-            return explain_listing(inp, lo, lc)
+            return explain_listing(inp, lo, lc, state)
         if c.startswith("Error: Invalid `view_range` parameter"):
             return ["view_range-errors"]
         head = "with line numbers:\n"
-        if "\n[Output truncated: showed lines " in c and o.startswith(c.split(head)[0]):
-            return ["truncation"]
+        if "\n[Output truncated: showed lines " in c and echo_variants(o, inp).startswith(c.split(head)[0]):
+            return ["truncation"] + (["path-echo"] if echo_variants(o, inp) != o else [])
     return None
 
 
@@ -293,7 +370,7 @@ def path_issue_of(inp: Dict[str, Any]) -> Optional[str]:
 
 
 def explain_listing(inp: Dict[str, Any], lo: Tuple[str, List[Tuple[str, str]]],
-                    lc: Tuple[str, List[Tuple[str, str]]]) -> Optional[List[str]]:
+                    lc: Tuple[str, List[Tuple[str, str]]], state: CaseState) -> Optional[List[str]]:
     cats = []
     (ho, eo), (hc, ec) = lo, lc
     if ho != hc:
@@ -318,25 +395,37 @@ def explain_listing(inp: Dict[str, Any], lo: Tuple[str, List[Tuple[str, str]]],
     o_dirs = [p for s, p in o_nm[1:] if p.endswith("/")]
     c_dirs = [p for s, p in ec[1:] if p.endswith("/")]
     if o_files != c_files:
-        return None
+        # Entries whose state is known to differ (an earlier divergence) may differ.
+        differing = set(o_files) ^ set(c_files)
+        vias = {state.touching([ours_rel(p) or oracle_rel(p)]) for _, p in differing}
+        if None in vias:
+            return None
+        cats += sorted(v for v in vias if v)
+        o_files = [(s, p) for s, p in o_files if (s, p) not in differing]
+        c_files = [(s, p) for s, p in c_files if (s, p) not in differing]
+        if [p for _, p in o_files] != [p for _, p in c_files]:
+            return None
     if [s for s, _ in o_nm if _.endswith("/")] != [s for s, _ in ec if _.endswith("/")] or o_nm[0][0] != ec[0][0]:
         cats.append("listing-dir-sizes")
     if o_dirs != c_dirs:
         # Only empty directories of the reference may be missing here.
-        if not set(c_dirs) <= set(o_dirs):
-            return None
-        file_paths = [p for _, p in o_files]
+        for d in set(c_dirs) - set(o_dirs):
+            if not state.touching([ours_rel(d.rstrip("/"))]):
+                return None
         for d in set(o_dirs) - set(c_dirs):
-            if any(p.startswith(d) for p in file_paths) or any(x != d and x.startswith(d) for x in c_dirs):
+            rel = oracle_rel(d.rstrip("/"))
+            if state.has_files_under("o", rel) and not state.touching([rel]):
                 return None
         cats.append("implicit-dirs")
     return cats
 
 
 def explain_is_error(inp: Dict[str, Any], o: Dict[str, Any], c: Dict[str, Any],
-                     oracle_kind: Optional[str]) -> Optional[str]:
+                     oracle_kind: Optional[str], state: CaseState) -> Optional[str]:
     """The category of a command the two sides disagree on failing."""
     cmd = inp.get("command")
+    if oracle_only_empty_dir(state, inp, o, c):
+        return "implicit-dirs"
     ct = c["content"] if isinstance(c["content"], str) else ""
     if c["is_error"]:
         # We refused what the reference did.
@@ -366,7 +455,7 @@ def explain_is_error(inp: Dict[str, Any], o: Dict[str, Any], c: Dict[str, Any],
             return "lone-surrogate"
         return None
     # The reference failed where we did not.
-    if cmd == "str_replace" and "new_str" not in inp:
+    if cmd == "str_replace" and inp.get("new_str") is None:
         return "new_str-optional"
     if any(str(p).endswith(IMAGE_EXTS) for p in input_paths(inp)) and isinstance(c["content"], list):
         return "images"
@@ -395,91 +484,104 @@ def classify_case(case: Dict[str, Any]) -> Tuple[List[Tuple[str, str, Dict[str, 
     found: List[Tuple[str, str, Dict[str, Any]]] = []
     unexplained: List[Dict[str, Any]] = []
     for cmd in case["commands"]:
-        o, c = cmd["oracle"], cmd["candidate"]
-        if c is None:
-            unexplained.append({"case": case["case"], "line": cmd["line"], "why": cmd["candidate_problem"],
-                                "input": cmd["input"]})
-            continue
-        try:
-            inp = json.loads(cmd["input"])
-        except Exception:
-            inp = None
-        detail = {"case": case["case"], "line": cmd["line"], "input": cmd["input"], "oracle": o, "candidate": c}
-        if cmd["agree_is_error"] and cmd["agree_content"]:
-            if isinstance(inp, dict) and inp.get("command") == "rename" and not c["is_error"]:
-                # A rename both sides did moves any known difference along.
-                src, dst = oracle_rel(inp.get("old_path")), oracle_rel(inp.get("new_path"))
-                cat = state.touching([src])
-                if cat and dst is not None:
-                    state.taint(dst, cat)
-            continue
-        if not isinstance(inp, dict):
-            if cmd["category"] == "invalid_json":
-                kind = "is_error" if not cmd["agree_is_error"] else "content"
-                found.append(("lone-surrogate" if not cmd["agree_is_error"] else "nonjson-wording", kind, detail))
-            elif cmd["oracle_kind"] == "exception" and cmd["agree_is_error"]:
-                found.append(("bad-input", "content", detail))
-            else:
-                unexplained.append(dict(detail, why="not an object"))
-            continue
-        if inp.get("command") not in COMMANDS or field_problem(inp):
-            if cmd["agree_is_error"] or (c["is_error"] and explain_is_error(inp, o, c, cmd["oracle_kind"])):
-                cat = "bad-input" if cmd["agree_is_error"] else explain_is_error(inp, o, c, cmd["oracle_kind"])
-                found.append((cat, "content" if cmd["agree_is_error"] else "is_error", detail))
-                if inp.get("command") == "create" and not c["is_error"] is False:
-                    # The reference leaves an empty file behind for a bad file_text.
-                    state.taint(oracle_rel(inp.get("path")), "no-partial-write")
-                elif inp.get("command") in MUTATING and not o["is_error"]:
-                    for rel in affected(inp):
-                        state.taint(rel, cat)
-                continue
-        via = state.touching(affected(inp))
-        if not cmd["agree_is_error"]:
-            cat = explain_is_error(inp, o, c, cmd["oracle_kind"])
-            if cat is None and via:
-                found.append((via, "is_error (via state)", detail))
-                cat = via
-            elif cat is None:
-                unexplained.append(dict(detail, why="is_error"))
-                continue
-            else:
-                found.append((cat, "is_error", detail))
-            if inp.get("command") in MUTATING:
-                for rel in affected(inp):
-                    state.taint(rel, cat)
-                if inp.get("command") == "rename" and isinstance(inp.get("new_path"), str):
-                    # The reference makes the destination's parents even when it fails.
-                    parent = oracle_rel(inp["new_path"].rsplit("/", 1)[0] or ROOT)
-                    state.taint(parent, cat)
-            continue
-        cats = explain_content(inp, o["content"], c["content"], cmd["oracle_kind"])
-        if cats is None and via:
-            found.append((via, "content (via state)", detail))
-            continue
-        if cats is None:
-            unexplained.append(dict(detail, why="content"))
-            continue
-        for cat in cats or ["error-prefix"]:
-            found.append((cat, "content", detail))
-        if inp.get("command") == "insert" and not c["is_error"]:
-            pass
-        if inp.get("command") in MUTATING and o["is_error"] and c["is_error"]:
-            # Failed on both sides, but the reference may have left directories behind.
-            if inp.get("command") == "rename" and isinstance(inp.get("new_path"), str):
-                state.taint(oracle_rel(inp["new_path"].rsplit("/", 1)[0] or ROOT), "implicit-dirs")
-            if inp.get("command") == "create":
-                state.taint(oracle_rel(inp.get("path")), "no-partial-write")
-    # Inserts whose results agree can still leave different files (insert-preserves): those
-    # show in the final tree and in later views; they are charged when the tree is compared.
+        inp = classify_command(case, cmd, state, found, unexplained)
+        if isinstance(inp, dict) and inp.get("command") in COMMANDS and cmd["candidate"] is not None:
+            state.apply("o", inp, not cmd["oracle"]["is_error"], oracle_rel)
+            state.apply("c", inp, not cmd["candidate"]["is_error"], ours_rel)
     if not case["agree_tree"]:
         explain_tree(case, state, found, unexplained)
     return found, unexplained
 
 
+def classify_command(case: Dict[str, Any], cmd: Dict[str, Any], state: CaseState,
+                     found: List[Tuple[str, str, Dict[str, Any]]], unexplained: List[Dict[str, Any]]) -> Any:
+    """Classifies one command's disagreement (if any) against the state before it; returns its input."""
+    o, c = cmd["oracle"], cmd["candidate"]
+    if c is None:
+        unexplained.append({"case": case["case"], "line": cmd["line"], "why": cmd["candidate_problem"],
+                            "input": cmd["input"]})
+        return None
+    try:
+        inp = json.loads(cmd["input"])
+    except Exception:
+        inp = None
+    detail = {"case": case["case"], "line": cmd["line"], "input": cmd["input"], "oracle": o, "candidate": c}
+    if cmd["agree_is_error"] and cmd["agree_content"]:
+        if isinstance(inp, dict) and inp.get("command") == "insert" and not c["is_error"]:
+            # Both inserted, but the reference rejoins the lines: the files may now differ
+            # in newlines (insert-preserves).
+            state.taint(ours_rel(inp.get("path")), "insert-preserves")
+        return inp
+    if not isinstance(inp, dict):
+        if cmd["category"] == "invalid_json":
+            cat = "nonjson-wording" if cmd["agree_is_error"] else "lone-surrogate"
+            found.append((cat, "content" if cmd["agree_is_error"] else "is_error", detail))
+        elif cmd["oracle_kind"] == "exception" and cmd["agree_is_error"]:
+            found.append(("bad-input", "content", detail))
+        else:
+            unexplained.append(dict(detail, why="not an object"))
+        return inp
+    if inp.get("command") not in COMMANDS or field_problem(inp):
+        cat = "bad-input" if cmd["agree_is_error"] else explain_is_error(inp, o, c, cmd["oracle_kind"], state)
+        if cat is None:
+            unexplained.append(dict(detail, why="is_error"))
+            return inp
+        found.append((cat, "content" if cmd["agree_is_error"] else "is_error", detail))
+        if inp.get("command") == "create" and not isinstance(inp.get("file_text"), str):
+            state.taint(oracle_rel(inp.get("path")), "no-partial-write")
+        elif inp.get("command") in MUTATING and not o["is_error"]:
+            for rel in affected(inp):
+                state.taint(rel, cat)
+        return inp
+    via = state.touching(affected(inp))
+    if not cmd["agree_is_error"]:
+        cat = explain_is_error(inp, o, c, cmd["oracle_kind"], state)
+        if cat is None and via:
+            found.append((via, "is_error (via state)", detail))
+            cat = via
+        elif cat is None:
+            unexplained.append(dict(detail, why="is_error"))
+            return inp
+        else:
+            found.append((cat, "is_error", detail))
+        if inp.get("command") in MUTATING:
+            for rel in affected(inp):
+                state.taint(rel, cat)
+                state.strong.add(rel)
+        return inp
+    cats = explain_content(inp, o["content"], c["content"], cmd["oracle_kind"], state)
+    strong = any(rel in state.strong for rel in affected(inp))
+    if cats is None and via and (strong or content_follows(via, o["content"], c["content"])):
+        found.append((via, "content (via state)", detail))
+        return inp
+    if cats is None:
+        unexplained.append(dict(detail, why="content"))
+        return inp
+    for cat in cats or ["error-prefix"]:
+        found.append((cat, "content", detail))
+    if inp.get("command") == "insert" and not c["is_error"]:
+        state.taint(ours_rel(inp.get("path")), "insert-preserves")
+    return inp
+
+
+def content_follows(via: str, o: Any, c: Any) -> bool:
+    """Whether a content difference on a path known to differ fits what made it differ."""
+    if via != "insert-preserves":
+        return True
+    # Only newlines differ: the same non-empty lines (numbers aside), or the same listing files.
+    if not isinstance(o, str) or not isinstance(c, str):
+        return False
+    if o.split("\n", 1)[0] == c.split("\n", 1)[0] or o.startswith(LISTING_HEAD):
+        if o.startswith(LISTING_HEAD):
+            return [p for _, p in parse_listing(o)[1]] == [p for _, p in parse_listing(c)[1]]
+        return numbered_text(o) == numbered_text(c) or \
+            [x.rstrip("\r") for x in numbered_text(o)] == [x.rstrip("\r") for x in numbered_text(c)]
+    return o.startswith("No replacement was performed") or c.startswith("No replacement was performed")
+
+
 def explain_tree(case: Dict[str, Any], state: CaseState, found: List[Tuple[str, str, Dict[str, Any]]],
                  unexplained: List[Dict[str, Any]]) -> None:
     diff = case.get("tree_diff") or {}
-    inserted = insert_targets(case)
     for key in diff.get("only_oracle", []):
         rel = key.rstrip("/")
         via = state.touching([rel])
@@ -490,24 +592,9 @@ def explain_tree(case: Dict[str, Any], state: CaseState, found: List[Tuple[str, 
         record_tree(case, key, state.touching([key.rstrip("/")]), "only here", found, unexplained)
     for key, both in diff.get("content_differs", {}).items():
         via = state.touching([key])
-        if via is None and key in inserted and preserves_insert(both):
-            via = "insert-preserves"
+        if via == "insert-preserves" and key not in state.strong and not preserves_insert(both):
+            via = None
         record_tree(case, key, via, "content differs", found, unexplained, both)
-
-
-def insert_targets(case: Dict[str, Any]) -> Set[str]:
-    out: Set[str] = set()
-    for cmd in case["commands"]:
-        try:
-            inp = json.loads(cmd["input"])
-        except Exception:
-            continue
-        if isinstance(inp, dict) and inp.get("command") == "insert" and cmd["candidate"] and \
-                not cmd["candidate"]["is_error"]:
-            rel = ours_rel(inp.get("path"))
-            if rel:
-                out.add(rel)
-    return out
 
 
 def preserves_insert(both: Dict[str, str]) -> bool:
@@ -542,6 +629,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--report", help="use this compare.py report instead of running compare.py (or keep it here)")
     ap.add_argument("--rerun", action="store_true", help="with --report: run compare.py and write the report there")
     ap.add_argument("--examples", type=int, default=3, help="examples printed per unexplained kind")
+    ap.add_argument("--unexplained-out", help="write every unexplained disagreement here, as JSON Lines")
     ap.add_argument("--oracle-python", default=os.environ.get("ORACLE_PY", sys.executable))
     args = ap.parse_args(argv)
     sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[attr-defined]
@@ -561,6 +649,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             ap.error("--memory or --candidate is required")
         if not report_path:
             report_path = os.path.join(tempfile.mkdtemp(prefix="memory-classify-"), "report.json")
+        os.makedirs(os.path.dirname(os.path.abspath(report_path)), exist_ok=True)
         cmd = [args.oracle_python, os.path.join(HERE, "compare.py"), "--candidate", candidate,
                "--oracle-python", args.oracle_python, "--seed", str(args.seed), "--count", str(args.count),
                "--fixed", "--jobs", str(args.jobs), "--report", report_path, "--show", "0"]
@@ -615,6 +704,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         for case in bad_exit[: args.examples]:
             print(f"\ncase {case['case']}: exit={case['rc']} timed_out={case['timed_out']} "
                   f"extra_lines={case['extra_output_lines']} stderr={case['stderr_tail'][-500:]}")
+    if args.unexplained_out:
+        with open(args.unexplained_out, "w", encoding="utf-8") as f:
+            for u in unexplained:
+                f.write(json.dumps(u, ensure_ascii=False) + "\n")
     if unexplained:
         failed = True
         by_why: Dict[str, List[Dict[str, Any]]] = defaultdict(list)

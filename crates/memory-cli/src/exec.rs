@@ -47,7 +47,8 @@ where
         Ok(value) => value,
         Err(e) => {
             tracing::debug!(error = %e, "input line is not JSON");
-            return ToolOutput::error(format!("Error: Invalid input line: not JSON ({e})")).to_json();
+            return ToolOutput::error(format!("Error: Invalid input line: not JSON ({e})"))
+                .to_json();
         }
     };
     match value.get("type").and_then(Value::as_str) {
@@ -72,9 +73,7 @@ where
         Some(other) => ToolOutput::error(format!(
             "Error: Unknown tool `{other}`: this program only runs the `{TOOL_NAME}` tool"
         )),
-        None => {
-            ToolOutput::error("Error: Invalid tool_use block: missing or invalid field `name`")
-        }
+        None => ToolOutput::error("Error: Invalid tool_use block: missing or invalid field `name`"),
     };
     output.into_tool_result(id)
 }
@@ -157,7 +156,10 @@ mod tests {
         for i in [1, 2] {
             assert_eq!(got[i]["is_error"], json!(true));
             let text = got[i]["content"].as_str().unwrap();
-            assert!(text.starts_with("Error: Invalid input line: not JSON ("), "{text}");
+            assert!(
+                text.starts_with("Error: Invalid input line: not JSON ("),
+                "{text}"
+            );
         }
         assert_eq!(
             got[3],

@@ -81,7 +81,12 @@ enum Command {
 #[derive(Debug, clap::Args)]
 struct ExecArgs {
     /// The store: a directory path, file:PATH, sqlite:PATH, s3://BUCKET[/PREFIX] or mem:.
-    #[arg(long, env = "MEMORY_STORE", default_value = "./memory", value_name = "URL")]
+    #[arg(
+        long,
+        env = "MEMORY_STORE",
+        default_value = "./memory",
+        value_name = "URL"
+    )]
     store: String,
 
     /// Encrypt every file with the 32-byte key in FILE (64 hex characters; see `memory keygen`).
@@ -192,7 +197,11 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 fn keygen(file: &std::path::Path) -> ExitCode {
     match memory_encrypted::generate_key_file(file) {
         Ok(key) => {
-            eprintln!("memory: wrote a new key (id {}) to {}", key.id(), file.display());
+            eprintln!(
+                "memory: wrote a new key (id {}) to {}",
+                key.id(),
+                file.display()
+            );
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -314,7 +314,14 @@ mod tests {
 
     #[test]
     fn plain_paths_are_directories() {
-        for raw in ["./memory", "memory", "/var/lib/memory", "C:/x", "../a:b", "dir/x:y"] {
+        for raw in [
+            "./memory",
+            "memory",
+            "/var/lib/memory",
+            "C:/x",
+            "../a:b",
+            "dir/x:y",
+        ] {
             assert_eq!(parse(raw), Ok(StoreUrl::Dir(raw.into())), "{raw}");
         }
     }
@@ -325,7 +332,10 @@ mod tests {
         assert_eq!(parse("file:///abs/m"), Ok(StoreUrl::Dir("/abs/m".into())));
         assert_eq!(parse("FILE:m"), Ok(StoreUrl::Dir("m".into())));
         assert_eq!(parse("sqlite:m.db"), Ok(StoreUrl::Sqlite("m.db".into())));
-        assert_eq!(parse("sqlite:///tmp/m.db"), Ok(StoreUrl::Sqlite("/tmp/m.db".into())));
+        assert_eq!(
+            parse("sqlite:///tmp/m.db"),
+            Ok(StoreUrl::Sqlite("/tmp/m.db".into()))
+        );
         assert_eq!(parse("mem:"), Ok(StoreUrl::Memory));
         assert_eq!(parse("mem://"), Ok(StoreUrl::Memory));
         assert_eq!(
@@ -347,8 +357,14 @@ mod tests {
     #[test]
     fn refused() {
         assert_eq!(parse(""), Err(StoreUrlError::Empty));
-        assert_eq!(parse("file:"), Err(StoreUrlError::MissingPath { scheme: "file" }));
-        assert_eq!(parse("sqlite:"), Err(StoreUrlError::MissingPath { scheme: "sqlite" }));
+        assert_eq!(
+            parse("file:"),
+            Err(StoreUrlError::MissingPath { scheme: "file" })
+        );
+        assert_eq!(
+            parse("sqlite:"),
+            Err(StoreUrlError::MissingPath { scheme: "sqlite" })
+        );
         assert_eq!(parse("mem:x"), Err(StoreUrlError::MemoryWithPath));
         assert_eq!(parse("s3://"), Err(StoreUrlError::MissingBucket));
         assert_eq!(
@@ -378,8 +394,7 @@ mod tests {
     async fn s3_is_not_available_yet() {
         let err = open(&parse("s3://bucket").unwrap(), &OpenOptions::new())
             .await
-            .err()
-            .expect("s3 must not open");
+            .expect_err("s3 must not open");
         assert!(err.to_string().contains("not available yet"), "{err}");
     }
 

@@ -1,6 +1,8 @@
 //! Several `memory exec` processes on one directory store at once: no lost update, and of two
 //! creates of one path exactly one wins.
 
+#![cfg(feature = "fs")]
+
 mod common;
 
 use std::collections::HashMap;
@@ -38,7 +40,9 @@ fn concurrent_inserts_from_several_processes_lose_nothing() {
     let (dir, url) = dir_store();
     let created = exec_lines(
         &url,
-        &[line(json!({"command": "create", "path": "/memories/shared.md", "file_text": "header\n"}))],
+        &[line(
+            json!({"command": "create", "path": "/memories/shared.md", "file_text": "header\n"}),
+        )],
     );
     assert_eq!(created[0]["is_error"], json!(false), "{}", created[0]);
 
@@ -69,7 +73,8 @@ fn concurrent_inserts_from_several_processes_lose_nothing() {
         }
     }
 
-    let content = String::from_utf8(read_disk(dir.path(), "shared.md").expect("shared.md")).unwrap();
+    let content =
+        String::from_utf8(read_disk(dir.path(), "shared.md").expect("shared.md")).unwrap();
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for l in content.lines() {
         *seen.entry(l).or_default() += 1;
@@ -105,7 +110,9 @@ fn concurrent_edits_with_str_replace_and_insert_lose_nothing() {
     let initial: String = (0..PROCESSES).map(|p| format!("counter-{p}=0\n")).collect();
     exec_lines(
         &url,
-        &[line(json!({"command": "create", "path": "/memories/mixed.md", "file_text": initial}))],
+        &[line(
+            json!({"command": "create", "path": "/memories/mixed.md", "file_text": initial}),
+        )],
     );
     const ROUNDS: usize = 40;
     let inputs: Vec<String> = (0..PROCESSES)
@@ -138,9 +145,15 @@ fn concurrent_edits_with_str_replace_and_insert_lose_nothing() {
     }
     let content = String::from_utf8(read_disk(dir.path(), "mixed.md").unwrap()).unwrap();
     for p in 0..PROCESSES {
-        assert!(content.contains(&format!("counter-{p}={ROUNDS}\n")), "{content}");
+        assert!(
+            content.contains(&format!("counter-{p}={ROUNDS}\n")),
+            "{content}"
+        );
         for r in 0..ROUNDS {
-            assert!(content.contains(&format!("note {p}/{r}\n")), "note {p}/{r} lost");
+            assert!(
+                content.contains(&format!("note {p}/{r}\n")),
+                "note {p}/{r} lost"
+            );
         }
     }
     assert_eq!(content.lines().count(), PROCESSES * (ROUNDS + 1));
@@ -169,10 +182,10 @@ fn of_concurrent_creates_of_one_path_exactly_one_wins() {
             .filter(|&p| results[p][k]["is_error"] == json!(false))
             .collect();
         assert_eq!(winners.len(), 1, "path {k}: winners {winners:?}");
-        for p in 0..PROCESSES {
+        for (p, answers) in results.iter().enumerate() {
             if p != winners[0] {
                 assert_eq!(
-                    results[p][k],
+                    answers[k],
                     json!({"content": format!("Error: File /memories/race/{k}.md already exists"), "is_error": true})
                 );
             }

@@ -4,6 +4,8 @@
 //!
 //! Replay a failure with the `MEMORY_TEST_SEED` printed on standard error.
 
+#![cfg(feature = "fs")]
+
 mod common;
 
 use std::collections::{BTreeMap, HashSet};
@@ -16,7 +18,7 @@ use serde_json::json;
 
 const ROUNDS: usize = 6;
 const FILES: usize = 4;
-const COMMANDS_PER_ROUND: usize = 300;
+const COMMANDS_PER_ROUND: usize = 80;
 
 /// Content that names its file and generation and is long enough for a torn write to show.
 fn content(rng: &mut Rng, file: usize, generation: usize) -> String {
@@ -80,7 +82,10 @@ fn files_on_disk(base: &Path, round: usize) -> BTreeMap<String, Vec<u8>> {
             continue; // a temp file left by the crash: hidden, and must never be listed
         }
         assert!(entry.file_type().unwrap().is_file(), "unexpected {name}");
-        out.insert(format!("/memories/r{round}/{name}"), std::fs::read(entry.path()).unwrap());
+        out.insert(
+            format!("/memories/r{round}/{name}"),
+            std::fs::read(entry.path()).unwrap(),
+        );
     }
     out
 }
@@ -96,7 +101,11 @@ fn sigkill_mid_write_leaves_every_file_whole() {
         let mut stdin = child.stdin.take().unwrap();
         let writer = std::thread::spawn(move || {
             for c in commands {
-                if stdin.write_all(c.as_bytes()).and_then(|()| stdin.write_all(b"\n")).is_err() {
+                if stdin
+                    .write_all(c.as_bytes())
+                    .and_then(|()| stdin.write_all(b"\n"))
+                    .is_err()
+                {
                     return; // killed
                 }
             }
@@ -122,7 +131,10 @@ fn sigkill_mid_write_leaves_every_file_whole() {
         for a in &answers {
             assert_eq!(a["is_error"], json!(false), "round {round}: {a}");
         }
-        eprintln!("round {round}: killed after {delay} ms, {} commands answered", answers.len());
+        eprintln!(
+            "round {round}: killed after {delay} ms, {} commands answered",
+            answers.len()
+        );
         drop(writer); // it ends on the broken pipe or after its sleep
 
         // Every visible file is one of the contents the writer meant it to have.
@@ -130,7 +142,9 @@ fn sigkill_mid_write_leaves_every_file_whole() {
         for (path, bytes) in &on_disk {
             let text = String::from_utf8(bytes.clone())
                 .unwrap_or_else(|_| panic!("round {round}: {path} is not UTF-8: torn"));
-            let known = states.get(path).unwrap_or_else(|| panic!("round {round}: stray {path}"));
+            let known = states
+                .get(path)
+                .unwrap_or_else(|| panic!("round {round}: stray {path}"));
             assert!(
                 known.contains(&text),
                 "round {round}: {path} is torn or empty ({} bytes)",
@@ -139,7 +153,11 @@ fn sigkill_mid_write_leaves_every_file_whole() {
         }
         // Files of earlier rounds are untouched.
         for (earlier, files) in settled.iter().enumerate() {
-            assert_eq!(&files_on_disk(dir.path(), earlier), files, "round {earlier} changed");
+            assert_eq!(
+                &files_on_disk(dir.path(), earlier),
+                files,
+                "round {earlier} changed"
+            );
         }
 
         // A new process lists exactly those files (no temp file), reads them whole, and can
@@ -156,11 +174,22 @@ fn sigkill_mid_write_leaves_every_file_whole() {
             .filter(|p| !p.ends_with('/') && p.starts_with(&format!("/memories/r{round}/")))
             .collect();
         let expected: HashSet<String> = on_disk.keys().cloned().collect();
-        assert_eq!(listed, expected, "round {round}: the listing differs from the files");
+        assert_eq!(
+            listed, expected,
+            "round {round}: the listing differs from the files"
+        );
         for a in &answers[1..] {
-            assert_eq!(a["is_error"], json!(false), "round {round} after the crash: {a}");
+            assert_eq!(
+                a["is_error"],
+                json!(false),
+                "round {round} after the crash: {a}"
+            );
         }
-        assert_eq!(files_on_disk(dir.path(), round), on_disk, "the edits after the crash undid themselves");
+        assert_eq!(
+            files_on_disk(dir.path(), round),
+            on_disk,
+            "the edits after the crash undid themselves"
+        );
         settled.push(on_disk);
     }
 }

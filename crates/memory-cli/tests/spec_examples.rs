@@ -1,9 +1,11 @@
 //! Every example of SPEC.md, with its exact strings, through the real `memory exec` binary,
 //! over a directory store and over `mem:`.
 
+#![cfg(feature = "fs")]
+
 mod common;
 
-use common::{answer, dir_store, exec_lines, exec_raw, answers_of, line, listing, text};
+use common::{answer, answers_of, dir_store, exec_lines, exec_raw, line, listing, text};
 use serde_json::{Value, json};
 
 /// What one input line must be answered with.
@@ -76,12 +78,10 @@ fn rename(from: &str, to: &str) -> Value {
 }
 
 const LISTING: &str = "Here're the files and directories up to 2 levels deep in";
-const EDITED: &str =
-    "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n";
+const EDITED: &str = "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n";
 
 fn listing_of(path: &str, entries: &[&str]) -> String {
-    let mut out =
-        format!("{LISTING} {path}, excluding hidden items and node_modules:");
+    let mut out = format!("{LISTING} {path}, excluding hidden items and node_modules:");
     for e in entries {
         out.push('\n');
         out.push_str(e);
@@ -90,7 +90,10 @@ fn listing_of(path: &str, entries: &[&str]) -> String {
 }
 
 fn file_view(path: &str, numbered: &[&str]) -> String {
-    format!("Here's the content of {path} with line numbers:\n{}", numbered.join("\n"))
+    format!(
+        "Here's the content of {path} with line numbers:\n{}",
+        numbered.join("\n")
+    )
 }
 
 /// Runs the steps as one session with the given line ending, the last line with or without it.
@@ -110,7 +113,13 @@ fn run(store: &str, steps: &[Step], ending: &str, final_ending: bool) {
                 assert_eq!(got, want, "line {} of {store}: {}", i + 1, step.input)
             }
             Expect::ErrorStartingWith(prefix) => {
-                assert_eq!(got["is_error"], json!(true), "line {}: {}", i + 1, step.input);
+                assert_eq!(
+                    got["is_error"],
+                    json!(true),
+                    "line {}: {}",
+                    i + 1,
+                    step.input
+                );
                 assert!(
                     text(got).starts_with(prefix),
                     "line {}: {}\n got {got}\nwant prefix {prefix}",
@@ -127,23 +136,52 @@ fn commands_session() -> Vec<Step> {
     let notes = "/memories/notes.md";
     vec![
         // view of an empty store
-        ok(view("/memories"), &listing_of("/memories", &["0B\t/memories"])),
+        ok(
+            view("/memories"),
+            &listing_of("/memories", &["0B\t/memories"]),
+        ),
         // create
-        ok(create(notes, "Line one\nLine two\nLine three\n"), "File created successfully at: /memories/notes.md"),
-        err(create(notes, "again"), "Error: File /memories/notes.md already exists"),
+        ok(
+            create(notes, "Line one\nLine two\nLine three\n"),
+            "File created successfully at: /memories/notes.md",
+        ),
+        err(
+            create(notes, "again"),
+            "Error: File /memories/notes.md already exists",
+        ),
         // view a file: the final \n leaves a last empty line
         ok(
             view(notes),
-            &file_view(notes, &["     1\tLine one", "     2\tLine two", "     3\tLine three", "     4\t"]),
+            &file_view(
+                notes,
+                &[
+                    "     1\tLine one",
+                    "     2\tLine two",
+                    "     3\tLine three",
+                    "     4\t",
+                ],
+            ),
         ),
-        ok(view_range(notes, json!(2), json!(3)), &file_view(notes, &["     2\tLine two", "     3\tLine three"])),
+        ok(
+            view_range(notes, json!(2), json!(3)),
+            &file_view(notes, &["     2\tLine two", "     3\tLine three"]),
+        ),
         ok(
             view_range(notes, json!(2), json!(-1)),
-            &file_view(notes, &["     2\tLine two", "     3\tLine three", "     4\t"]),
+            &file_view(
+                notes,
+                &["     2\tLine two", "     3\tLine three", "     4\t"],
+            ),
         ),
         // an end past the last line is clamped; integers may come as strings or 2.0
-        ok(view_range(notes, json!("3"), json!(100)), &file_view(notes, &["     3\tLine three", "     4\t"])),
-        ok(view_range(notes, json!(1.0), json!(1)), &file_view(notes, &["     1\tLine one"])),
+        ok(
+            view_range(notes, json!("3"), json!(100)),
+            &file_view(notes, &["     3\tLine three", "     4\t"]),
+        ),
+        ok(
+            view_range(notes, json!(1.0), json!(1)),
+            &file_view(notes, &["     1\tLine one"]),
+        ),
         err(
             view_range(notes, json!(0), json!(2)),
             "Error: Invalid `view_range` parameter: [0, 2]. The file has 4 lines; use 1 <= start <= 4, and end >= start or end = -1",
@@ -156,8 +194,14 @@ fn commands_session() -> Vec<Step> {
             view_range(notes, json!(5), json!(-1)),
             "Error: Invalid `view_range` parameter: [5, -1]. The file has 4 lines; use 1 <= start <= 4, and end >= start or end = -1",
         ),
-        err(view_range(notes, json!(1.5), json!(2)), "Error: Missing or invalid field `view_range` for command `view`"),
-        err(view("/memories/missing.md"), "The path /memories/missing.md does not exist. Please provide a valid path."),
+        err(
+            view_range(notes, json!(1.5), json!(2)),
+            "Error: Missing or invalid field `view_range` for command `view`",
+        ),
+        err(
+            view("/memories/missing.md"),
+            "The path /memories/missing.md does not exist. Please provide a valid path.",
+        ),
         // str_replace
         ok(
             str_replace(notes, "Line two", "Line 2"),
@@ -176,12 +220,21 @@ fn commands_session() -> Vec<Step> {
             "Error: The path /memories/missing.md does not exist. Please provide a valid path.",
         ),
         // insert
-        ok(insert(notes, json!(1), "Inserted"), "The file /memories/notes.md has been edited."),
+        ok(
+            insert(notes, json!(1), "Inserted"),
+            "The file /memories/notes.md has been edited.",
+        ),
         ok(
             view(notes),
             &file_view(
                 notes,
-                &["     1\tLine one", "     2\tInserted", "     3\tLine 2", "     4\tLine three", "     5\t"],
+                &[
+                    "     1\tLine one",
+                    "     2\tInserted",
+                    "     3\tLine 2",
+                    "     4\tLine three",
+                    "     5\t",
+                ],
             ),
         ),
         err(
@@ -192,17 +245,35 @@ fn commands_session() -> Vec<Step> {
             insert(notes, json!(-1), "x"),
             "Error: Invalid `insert_line` parameter: -1. It should be within the range of lines of the file: [0, 4]",
         ),
-        err(insert("/memories/missing.md", json!(0), "x"), "Error: The path /memories/missing.md does not exist"),
-        ok(insert(notes, json!("4"), "Last\n\n"), "The file /memories/notes.md has been edited."),
+        err(
+            insert("/memories/missing.md", json!(0), "x"),
+            "Error: The path /memories/missing.md does not exist",
+        ),
+        ok(
+            insert(notes, json!("4"), "Last\n\n"),
+            "The file /memories/notes.md has been edited.",
+        ),
         ok(
             view_range(notes, json!(4), json!(-1)),
             &file_view(notes, &["     4\tLine three", "     5\tLast", "     6\t"]),
         ),
         // a listing with sizes, hidden files and node_modules
-        ok(create("/memories/projects/alpha/todo.md", "- a\n"), "File created successfully at: /memories/projects/alpha/todo.md"),
-        ok(create("/memories/projects/plan.md", &"p".repeat(1536)), "File created successfully at: /memories/projects/plan.md"),
-        ok(create("/memories/.hidden.md", "secret"), "File created successfully at: /memories/.hidden.md"),
-        ok(create("/memories/node_modules/x.js", "x"), "File created successfully at: /memories/node_modules/x.js"),
+        ok(
+            create("/memories/projects/alpha/todo.md", "- a\n"),
+            "File created successfully at: /memories/projects/alpha/todo.md",
+        ),
+        ok(
+            create("/memories/projects/plan.md", &"p".repeat(1536)),
+            "File created successfully at: /memories/projects/plan.md",
+        ),
+        ok(
+            create("/memories/.hidden.md", "secret"),
+            "File created successfully at: /memories/.hidden.md",
+        ),
+        ok(
+            create("/memories/node_modules/x.js", "x"),
+            "File created successfully at: /memories/node_modules/x.js",
+        ),
         ok(
             view("/memories"),
             &listing_of(
@@ -221,17 +292,34 @@ fn commands_session() -> Vec<Step> {
             view("/memories/projects/"),
             &listing_of(
                 "/memories/projects",
-                &["1.5K\t/memories/projects", "4B\t/memories/projects/alpha/", "4B\t/memories/projects/alpha/todo.md", "1.5K\t/memories/projects/plan.md"],
+                &[
+                    "1.5K\t/memories/projects",
+                    "4B\t/memories/projects/alpha/",
+                    "4B\t/memories/projects/alpha/todo.md",
+                    "1.5K\t/memories/projects/plan.md",
+                ],
             ),
         ),
         // a view_range on a directory is ignored; a hidden path can still be viewed directly
         ok(
             view_range("/memories/projects/alpha", json!(5), json!(1)),
-            &listing_of("/memories/projects/alpha", &["4B\t/memories/projects/alpha", "4B\t/memories/projects/alpha/todo.md"]),
+            &listing_of(
+                "/memories/projects/alpha",
+                &[
+                    "4B\t/memories/projects/alpha",
+                    "4B\t/memories/projects/alpha/todo.md",
+                ],
+            ),
         ),
-        ok(view("/memories/.hidden.md"), &file_view("/memories/.hidden.md", &["     1\tsecret"])),
+        ok(
+            view("/memories/.hidden.md"),
+            &file_view("/memories/.hidden.md", &["     1\tsecret"]),
+        ),
         // file / directory conflicts
-        err(create("/memories/projects", "x"), "Error: File /memories/projects already exists"),
+        err(
+            create("/memories/projects", "x"),
+            "Error: File /memories/projects already exists",
+        ),
         err(
             create("/memories/notes.md/deeper/y.md", "x"),
             "Error: Cannot create /memories/notes.md/deeper/y.md: /memories/notes.md is a file",
@@ -241,13 +329,31 @@ fn commands_session() -> Vec<Step> {
             rename(notes, "/memories/archive/2025/notes.md"),
             "Successfully renamed /memories/notes.md to /memories/archive/2025/notes.md",
         ),
-        err(rename(notes, "/memories/elsewhere.md"), "Error: The path /memories/notes.md does not exist"),
+        err(
+            rename(notes, "/memories/elsewhere.md"),
+            "Error: The path /memories/notes.md does not exist",
+        ),
         // the source is checked first
-        err(rename(notes, "/memories/projects"), "Error: The path /memories/notes.md does not exist"),
-        err(rename("/memories/projects", "/memories/archive"), "Error: The destination /memories/archive already exists"),
-        err(rename("/memories/projects", "/memories/projects"), "Error: The destination /memories/projects already exists"),
-        err(rename("/memories", "/memories/moved"), "Error: Cannot rename the /memories directory itself"),
-        err(rename("/memories/projects", "/memories/projects/sub"), "Error: Cannot move /memories/projects into itself"),
+        err(
+            rename(notes, "/memories/projects"),
+            "Error: The path /memories/notes.md does not exist",
+        ),
+        err(
+            rename("/memories/projects", "/memories/archive"),
+            "Error: The destination /memories/archive already exists",
+        ),
+        err(
+            rename("/memories/projects", "/memories/projects"),
+            "Error: The destination /memories/projects already exists",
+        ),
+        err(
+            rename("/memories", "/memories/moved"),
+            "Error: Cannot rename the /memories directory itself",
+        ),
+        err(
+            rename("/memories/projects", "/memories/projects/sub"),
+            "Error: Cannot move /memories/projects into itself",
+        ),
         err(
             rename("/memories/projects", "/memories/archive/2025/notes.md/x"),
             "Error: Cannot create /memories/archive/2025/notes.md/x: /memories/archive/2025/notes.md is a file",
@@ -271,12 +377,27 @@ fn commands_session() -> Vec<Step> {
             ),
         ),
         // delete
-        err(delete("/memories"), "Error: Cannot delete the /memories directory itself"),
-        err(delete("/memories/missing.md"), "Error: The path /memories/missing.md does not exist"),
-        ok(delete("/memories/archive/2025/notes.md"), "Successfully deleted /memories/archive/2025/notes.md"),
+        err(
+            delete("/memories"),
+            "Error: Cannot delete the /memories directory itself",
+        ),
+        err(
+            delete("/memories/missing.md"),
+            "Error: The path /memories/missing.md does not exist",
+        ),
+        ok(
+            delete("/memories/archive/2025/notes.md"),
+            "Successfully deleted /memories/archive/2025/notes.md",
+        ),
         // the directory went with its last file
-        err(view("/memories/archive/2025"), "The path /memories/archive/2025 does not exist. Please provide a valid path."),
-        ok(delete("/memories/archive"), "Successfully deleted /memories/archive"),
+        err(
+            view("/memories/archive/2025"),
+            "The path /memories/archive/2025 does not exist. Please provide a valid path.",
+        ),
+        ok(
+            delete("/memories/archive"),
+            "Successfully deleted /memories/archive",
+        ),
         ok(
             view("/memories"),
             &listing_of("/memories", &["7B\t/memories"]),
@@ -287,27 +408,78 @@ fn commands_session() -> Vec<Step> {
 /// Paths, bad input and the line protocol's own shapes.
 fn input_session() -> Vec<Step> {
     vec![
-        err(view("/etc/passwd"), "Error: Path must start with /memories, got: /etc/passwd"),
-        err(view("/memoriesX/a"), "Error: Path must start with /memories, got: /memoriesX/a"),
-        err(view("memories/a"), "Error: Path must start with /memories, got: memories/a"),
-        err(create("C:\\x", "t"), "Error: Path must start with /memories, got: C:\\x"),
-        err_prefix(view("/memories/../etc/passwd"), "Error: Invalid path /memories/../etc/passwd: "),
-        err_prefix(create("/memories/./a.md", "t"), "Error: Invalid path /memories/./a.md: "),
-        err_prefix(create("/memories//a.md", "t"), "Error: Invalid path /memories//a.md: "),
-        err_prefix(create("/memories/a\\b.md", "t"), "Error: Invalid path /memories/a\\b.md: "),
-        err_prefix(create("/memories/a\u{0}b.md", "t"), "Error: Invalid path /memories/a\u{0}b.md: "),
-        err_prefix(create("/memories/%2e%2e/x", "t"), "Error: Invalid path /memories/%2e%2e/x: "),
-        err_prefix(create("/memories/v1%2E0.md", "t"), "Error: Invalid path /memories/v1%2E0.md: "),
-        err_prefix(create(&format!("/memories/{}", "n".repeat(256)), "t"), "Error: Invalid path /memories/nnn"),
+        err(
+            view("/etc/passwd"),
+            "Error: Path must start with /memories, got: /etc/passwd",
+        ),
+        err(
+            view("/memoriesX/a"),
+            "Error: Path must start with /memories, got: /memoriesX/a",
+        ),
+        err(
+            view("memories/a"),
+            "Error: Path must start with /memories, got: memories/a",
+        ),
+        err(
+            create("C:\\x", "t"),
+            "Error: Path must start with /memories, got: C:\\x",
+        ),
+        err_prefix(
+            view("/memories/../etc/passwd"),
+            "Error: Invalid path /memories/../etc/passwd: ",
+        ),
+        err_prefix(
+            create("/memories/./a.md", "t"),
+            "Error: Invalid path /memories/./a.md: ",
+        ),
+        err_prefix(
+            create("/memories//a.md", "t"),
+            "Error: Invalid path /memories//a.md: ",
+        ),
+        err_prefix(
+            create("/memories/a\\b.md", "t"),
+            "Error: Invalid path /memories/a\\b.md: ",
+        ),
+        err_prefix(
+            create("/memories/a\u{0}b.md", "t"),
+            "Error: Invalid path /memories/a\u{0}b.md: ",
+        ),
+        err_prefix(
+            create("/memories/%2e%2e/x", "t"),
+            "Error: Invalid path /memories/%2e%2e/x: ",
+        ),
+        err_prefix(
+            create("/memories/v1%2E0.md", "t"),
+            "Error: Invalid path /memories/v1%2E0.md: ",
+        ),
+        err_prefix(
+            create(&format!("/memories/{}", "n".repeat(256)), "t"),
+            "Error: Invalid path /memories/nnn",
+        ),
         err(
             json!({"command": "undo_edit", "path": "/memories"}),
             "Error: Unknown command `undo_edit`. Expected one of: view, create, str_replace, insert, delete, rename",
         ),
-        err(json!({"command": "create", "path": "/memories/x.md"}), "Error: Missing or invalid field `file_text` for command `create`"),
-        err(json!({"command": "insert", "path": "/memories/x.md", "insert_line": true, "insert_text": "x"}), "Error: Missing or invalid field `insert_line` for command `insert`"),
-        err(json!({"command": "rename", "old_path": "/memories/a"}), "Error: Missing or invalid field `new_path` for command `rename`"),
-        err(json!([1, 2]), "Error: Invalid tool input: expected a JSON object"),
-        err(json!("view"), "Error: Invalid tool input: expected a JSON object"),
+        err(
+            json!({"command": "create", "path": "/memories/x.md"}),
+            "Error: Missing or invalid field `file_text` for command `create`",
+        ),
+        err(
+            json!({"command": "insert", "path": "/memories/x.md", "insert_line": true, "insert_text": "x"}),
+            "Error: Missing or invalid field `insert_line` for command `insert`",
+        ),
+        err(
+            json!({"command": "rename", "old_path": "/memories/a"}),
+            "Error: Missing or invalid field `new_path` for command `rename`",
+        ),
+        err(
+            json!([1, 2]),
+            "Error: Invalid tool input: expected a JSON object",
+        ),
+        err(
+            json!("view"),
+            "Error: Invalid tool input: expected a JSON object",
+        ),
         // unknown extra fields are ignored
         ok(
             json!({"command": "create", "path": "/memories/a.md", "file_text": "a\n", "extra": 1}),
@@ -328,7 +500,9 @@ fn input_session() -> Vec<Step> {
         },
         // a tool_use block in, a tool_result block out (is_error only on errors)
         raw(
-            &line(json!({"type": "tool_use", "id": "toolu_01", "name": "memory", "input": view("/memories/a.md")})),
+            &line(
+                json!({"type": "tool_use", "id": "toolu_01", "name": "memory", "input": view("/memories/a.md")}),
+            ),
             json!({
                 "type": "tool_result",
                 "tool_use_id": "toolu_01",
@@ -336,7 +510,9 @@ fn input_session() -> Vec<Step> {
             }),
         ),
         raw(
-            &line(json!({"type": "tool_use", "id": "toolu_02", "name": "memory", "input": delete("/memories/nope")})),
+            &line(
+                json!({"type": "tool_use", "id": "toolu_02", "name": "memory", "input": delete("/memories/nope")}),
+            ),
             json!({
                 "type": "tool_result",
                 "tool_use_id": "toolu_02",
@@ -345,7 +521,9 @@ fn input_session() -> Vec<Step> {
             }),
         ),
         raw(
-            &line(json!({"type": "tool_use", "id": "toolu_03", "name": "web_search", "input": {"query": "x"}})),
+            &line(
+                json!({"type": "tool_use", "id": "toolu_03", "name": "web_search", "input": {"query": "x"}}),
+            ),
             json!({
                 "type": "tool_result",
                 "tool_use_id": "toolu_03",
@@ -354,7 +532,10 @@ fn input_session() -> Vec<Step> {
             }),
         ),
         // image files come back as an image block
-        ok(create("/memories/pic.png", "abc"), "File created successfully at: /memories/pic.png"),
+        ok(
+            create("/memories/pic.png", "abc"),
+            "File created successfully at: /memories/pic.png",
+        ),
         raw(
             &line(view_range("/memories/pic.png", json!(1), json!(1))),
             json!({
@@ -363,7 +544,9 @@ fn input_session() -> Vec<Step> {
             }),
         ),
         raw(
-            &line(json!({"type": "tool_use", "id": "toolu_04", "name": "memory", "input": view("/memories/pic.png")})),
+            &line(
+                json!({"type": "tool_use", "id": "toolu_04", "name": "memory", "input": view("/memories/pic.png")}),
+            ),
             json!({
                 "type": "tool_result",
                 "tool_use_id": "toolu_04",
@@ -371,8 +554,14 @@ fn input_session() -> Vec<Step> {
             }),
         ),
         // str_replace details: new_str omitted deletes; empty old_str on an empty file
-        ok(create("/memories/e.md", ""), "File created successfully at: /memories/e.md"),
-        ok(view("/memories/e.md"), &file_view("/memories/e.md", &["     1\t"])),
+        ok(
+            create("/memories/e.md", ""),
+            "File created successfully at: /memories/e.md",
+        ),
+        ok(
+            view("/memories/e.md"),
+            &file_view("/memories/e.md", &["     1\t"]),
+        ),
         ok(
             json!({"command": "str_replace", "path": "/memories/e.md", "old_str": "", "new_str": "filled"}),
             &format!("{EDITED}     1\tfilled"),
@@ -390,9 +579,15 @@ fn input_session() -> Vec<Step> {
             create("/memories/big.txt", &"x".repeat(102_401)),
             "Error: /memories/big.txt would be 102401 bytes, over the limit of 102400 bytes",
         ),
-        err(view("/memories/big.txt"), "The path /memories/big.txt does not exist. Please provide a valid path."),
+        err(
+            view("/memories/big.txt"),
+            "The path /memories/big.txt does not exist. Please provide a valid path.",
+        ),
         // the last line (sent without a final newline by one of the runs)
-        ok(view("/memories/e.md"), &file_view("/memories/e.md", &["     1\tfed"])),
+        ok(
+            view("/memories/e.md"),
+            &file_view("/memories/e.md", &["     1\tfed"]),
+        ),
     ]
 }
 
@@ -407,15 +602,26 @@ fn truncation_session() -> Vec<Step> {
         "{}\n[Output truncated: showed lines 1-941 of 1200. Use view_range to see the rest.]",
         file_view(path, &shown)
     );
-    let tail: Vec<String> = (1190..=1200).map(|n| format!("{n:>6}\tabcdefghi")).collect();
+    let tail: Vec<String> = (1190..=1200)
+        .map(|n| format!("{n:>6}\tabcdefghi"))
+        .collect();
     let tail: Vec<&str> = tail.iter().map(String::as_str).collect();
     vec![
-        ok(create(path, &body), "File created successfully at: /memories/long.txt"),
+        ok(
+            create(path, &body),
+            "File created successfully at: /memories/long.txt",
+        ),
         ok(view(path), &truncated),
-        ok(view_range(path, json!(1190), json!(-1)), &file_view(path, &tail)),
+        ok(
+            view_range(path, json!(1190), json!(-1)),
+            &file_view(path, &tail),
+        ),
         ok(
             view("/memories"),
-            &listing_of("/memories", &["11.7K\t/memories", "11.7K\t/memories/long.txt"]),
+            &listing_of(
+                "/memories",
+                &["11.7K\t/memories", "11.7K\t/memories/long.txt"],
+            ),
         ),
     ]
 }
@@ -445,10 +651,18 @@ fn truncation_over_dir_and_mem() {
 fn crlf_line_endings_and_a_last_line_without_newline() {
     for store in ["dir", "mem:"] {
         let (_dir, dir_url) = dir_store();
-        let url = if store == "dir" { dir_url.as_str() } else { store };
+        let url = if store == "dir" {
+            dir_url.as_str()
+        } else {
+            store
+        };
         run(url, &input_session(), "\r\n", false);
         let (_dir, dir_url) = dir_store();
-        let url = if store == "dir" { dir_url.as_str() } else { store };
+        let url = if store == "dir" {
+            dir_url.as_str()
+        } else {
+            store
+        };
         run(url, &commands_session(), "\n", false);
     }
 }
@@ -463,9 +677,18 @@ fn the_directory_store_uses_the_sdk_layout() {
             line(create("/memories/c.md", "c")),
         ],
     );
-    assert!(answers.iter().all(|a| a["is_error"] == json!(false)), "{answers:?}");
-    assert_eq!(common::read_disk(dir.path(), "a/b.md").as_deref(), Some(&b"hello\n"[..]));
-    assert_eq!(common::read_disk(dir.path(), "c.md").as_deref(), Some(&b"c"[..]));
+    assert!(
+        answers.iter().all(|a| a["is_error"] == json!(false)),
+        "{answers:?}"
+    );
+    assert_eq!(
+        common::read_disk(dir.path(), "a/b.md").as_deref(),
+        Some(&b"hello\n"[..])
+    );
+    assert_eq!(
+        common::read_disk(dir.path(), "c.md").as_deref(),
+        Some(&b"c"[..])
+    );
     // A second process sees the first one's files.
     let answers = exec_lines(&url, &[line(view("/memories"))]);
     assert_eq!(
@@ -486,7 +709,10 @@ fn a_file_that_is_not_utf8_is_refused_by_view() {
     std::fs::create_dir_all(&mem).unwrap();
     std::fs::write(mem.join("bin.dat"), [0xff, 0xfe, 0x00]).unwrap();
     let answers = exec_lines(&url, &[line(view("/memories/bin.dat"))]);
-    assert_eq!(answers[0], answer("Error: /memories/bin.dat is not a UTF-8 text file", true));
+    assert_eq!(
+        answers[0],
+        answer("Error: /memories/bin.dat is not a UTF-8 text file", true)
+    );
 }
 
 #[test]
@@ -503,7 +729,10 @@ fn create_mode_overwrite_replaces_files() {
     let out = common::feed_and_wait(child, input.as_bytes());
     let answers = answers_of(&out, 3);
     assert_eq!(answers[1]["is_error"], json!(false), "{}", answers[1]);
-    assert_eq!(answers[2], answer(&file_view("/memories/a.md", &["     1\ttwo"]), false));
+    assert_eq!(
+        answers[2],
+        answer(&file_view("/memories/a.md", &["     1\ttwo"]), false)
+    );
 }
 
 #[test]
@@ -529,7 +758,10 @@ fn answers_are_flushed_line_by_line() {
             .recv_timeout(common::TIMEOUT)
             .expect("an answer before the end of input");
         let got: Value = serde_json::from_str(&got).unwrap();
-        assert_eq!(got, answer(&format!("File created successfully at: {path}"), false));
+        assert_eq!(
+            got,
+            answer(&format!("File created successfully at: {path}"), false)
+        );
     }
     drop(stdin);
     assert!(common::wait_timeout(&mut child, common::TIMEOUT).success());

@@ -55,8 +55,14 @@ pub fn feed_and_wait(mut child: Child, input: &[u8]) -> Output {
     writer.join().expect("writer thread");
     Output {
         status,
-        stdout: out_reader.join().expect("stdout thread").expect("read stdout"),
-        stderr: err_reader.join().expect("stderr thread").expect("read stderr"),
+        stdout: out_reader
+            .join()
+            .expect("stdout thread")
+            .expect("read stdout"),
+        stderr: err_reader
+            .join()
+            .expect("stderr thread")
+            .expect("read stderr"),
     }
 }
 
@@ -90,18 +96,30 @@ pub fn exec_lines(store: &str, lines: &[String]) -> Vec<Value> {
 /// The answers in `out`, after checking the exit status and the line count.
 pub fn answers_of(out: &Output, expected_lines: usize) -> Vec<Value> {
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "memory exec failed: {:?}\n{stderr}", out.status);
-    assert!(out.stdout.is_empty() || out.stdout.ends_with(b"\n"), "unterminated output");
+    assert!(
+        out.status.success(),
+        "memory exec failed: {:?}\n{stderr}",
+        out.status
+    );
+    assert!(
+        out.stdout.is_empty() || out.stdout.ends_with(b"\n"),
+        "unterminated output"
+    );
     let answers: Vec<Value> = out
         .stdout
         .split(|b| *b == b'\n')
         .filter(|l| !l.is_empty())
         .map(|l| {
-            serde_json::from_slice(l)
-                .unwrap_or_else(|e| panic!("answer is not JSON ({e}): {}", String::from_utf8_lossy(l)))
+            serde_json::from_slice(l).unwrap_or_else(|e| {
+                panic!("answer is not JSON ({e}): {}", String::from_utf8_lossy(l))
+            })
         })
         .collect();
-    assert_eq!(answers.len(), expected_lines, "one answer per input line\n{stderr}");
+    assert_eq!(
+        answers.len(),
+        expected_lines,
+        "one answer per input line\n{stderr}"
+    );
     answers
 }
 
@@ -129,7 +147,9 @@ pub fn listing(answer: &Value) -> Vec<(String, String)> {
     body.lines()
         .skip(1)
         .map(|l| {
-            let (size, path) = l.split_once('\t').unwrap_or_else(|| panic!("bad entry {l:?}"));
+            let (size, path) = l
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("bad entry {l:?}"));
             (size.to_owned(), path.to_owned())
         })
         .collect()

@@ -1,0 +1,625 @@
+//! `memory export` and `memory import`: a portable archive of a whole store.
+//!
+//! The archive is JSON Lines, readable with any JSON tool:
+//!
+//! ```text
+//! {"type":"header","format":"memory-archive","version":1,"created":"2025-01-31T12:00:00Z"}
+//! {"type":"file","path":"/memories/notes.md","size":6,"sha256":"<64 hex>","modified":"2025-01-30T09:00:00Z","encoding":"utf-8","data":"hello\n"}
+//! {"type":"file","path":"/memories/logo.png","size":68,"sha256":"<64 hex>","modified":null,"encoding":"base64","data":"iVBORw0..."}
+//! {"type":"end","files":2,"bytes":74}
+//! ```
+//!
+//! Text files are stored as text (`utf-8`), anything else as `base64`. Import checks the
+//! whole archive before it writes anything: the header and version, every path, every size
+//! and SHA-256, duplicate paths, and the end line's counts (so a truncated archive is refused).
+//! Modification times are recorded for reference; an import cannot set them (the store stamps
+//! each file when it is written).
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+
+use base64::Engine as _;
+use memory_core::{Entry, Error, FileMeta, MemoryPath, Storage, WriteMode};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use super::progress::Progress;
+use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, time};
+
+/// The archive format's name, in the header line.
+const FORMAT: &str = "memory-archive";
+/// The archive format version this program writes and reads.
+const VERSION: u64 = 1;
+
+pub(crate) const EXPORT_LONG_ABOUT: &str = "\
+Write the whole store as a portable archive: JSON Lines, one line per file, with its
+SHA-256, so that `memory import` can verify every byte (into any kind of store).
+
+  {\"type\":\"header\",\"format\":\"memory-archive\",\"version\":1,\"created\":\"...\"}
+  {\"type\":\"file\",\"path\":\"/memories/notes.md\",\"size\":6,\"sha256\":\"...\",
+   \"modified\":\"2025-01-30T09:00:00Z\",\"encoding\":\"utf-8\",\"data\":\"hello\\n\"}
+  {\"type\":\"end\",\"files\":1,\"bytes\":6}
+
+Text files are stored as text (\"encoding\": \"utf-8\"), other files as \"base64\".
+Hidden files are included. With --out the archive appears only once it is complete.";
+
+/// Arguments of `memory export`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ExportArgs {
+    /// Write the archive to FILE (replaced only once the export is complete) instead of
+    /// standard output.
+    #[arg(long, short, value_name = "FILE")]
+    out: Option<PathBuf>,
+
+    /// No progress bar and no summary.
+    #[arg(long, short)]
+    quiet: bool,
+
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Arguments of `memory import`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ImportArgs {
+    /// The archive written by `memory export`, or `-` for standard input.
+    file: PathBuf,
+
+    /// Replace files that already exist in the store (without it, any existing file makes
+    /// the import stop, exit 4, before anything is written).
+    #[arg(long)]
+    overwrite: bool,
+
+    /// No progress bar and no summary.
+    #[arg(long, short)]
+    quiet: bool,
+
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+pub(crate) async fn export(args: ExportArgs) -> Outcome {
+    let store = args.store.open(Access::Existing).await?;
+    let files = store
+        .list(&MemoryPath::root())
+        .await
+        .map_err(|e| Failure::storage("list /memories", e))?;
+    let summary = match &args.out {
+        None => {
+            let mut out = tokio::io::stdout();
+            match write_archive(store.as_ref(), &files, &mut out, args.quiet).await {
+                Err(WriteFailure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                    return Ok(());
+                }
+                other => other.map_err(|e| e.into_failure("standard output"))?,
+            }
+        }
+        Some(path) => export_to_file(store.as_ref(), &files, path, args.quiet).await?,
+    };
+    if !args.quiet {
+        eprintln!(
+            "memory: exported {} file{} ({})",
+            summary.files,
+            plural(summary.files),
+            human_size(summary.bytes)
+        );
+    }
+    Ok(())
+}
+
+/// Writes next to `path` and renames into place at the end, so a failed export never leaves
+/// a partial archive under the name asked for.
+async fn export_to_file(
+    store: &dyn Storage,
+    files: &[FileMeta],
+    path: &std::path::Path,
+    quiet: bool,
+) -> Result<Written, Failure> {
+    let shown = path.display().to_string();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Failure::new(Exit::Usage, format!("--out {shown} is not a file name")))?;
+    let partial = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let file = tokio::fs::File::create(&partial)
+        .await
+        .map_err(|e| Failure::new(Exit::Failed, format!("cannot create {shown}: {e}")))?;
+    let mut out = tokio::io::BufWriter::new(file);
+    let result = match write_archive(store, files, &mut out, quiet).await {
+        Ok(summary) => match out.into_inner().sync_all().await {
+            Ok(()) => tokio::fs::rename(&partial, path)
+                .await
+                .map(|()| summary)
+                .map_err(|e| Failure::new(Exit::Failed, format!("cannot write {shown}: {e}"))),
+            Err(e) => Err(Failure::new(Exit::Failed, format!("cannot write {shown}: {e}"))),
+        },
+        Err(e) => Err(e.into_failure(&shown)),
+    };
+    if result.is_err() {
+        let _ = tokio::fs::remove_file(&partial).await;
+    }
+    result
+}
+
+/// How much an export or import moved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Written {
+    pub(crate) files: u64,
+    pub(crate) bytes: u64,
+}
+
+enum WriteFailure {
+    Store(Failure),
+    Output(std::io::Error),
+}
+
+impl WriteFailure {
+    fn into_failure(self, target: &str) -> Failure {
+        match self {
+            WriteFailure::Store(failure) => failure,
+            WriteFailure::Output(e) => {
+                Failure::new(Exit::Failed, format!("cannot write to {target}: {e}"))
+            }
+        }
+    }
+}
+
+async fn write_archive<W: AsyncWrite + Unpin>(
+    store: &dyn Storage,
+    files: &[FileMeta],
+    out: &mut W,
+    quiet: bool,
+) -> Result<Written, WriteFailure> {
+    let mut progress = Progress::stderr("export", files.len() as u64, quiet);
+    let header = json!({
+        "type": "header",
+        "format": FORMAT,
+        "version": VERSION,
+        "created": time::rfc3339(std::time::SystemTime::now()),
+    });
+    write_line(out, &header).await?;
+    let mut written = Written::default();
+    for meta in files {
+        let contents = match store.read(&meta.path).await {
+            Ok(file) => file.contents,
+            // Deleted since the listing: the archive holds what is there now.
+            Err(Error::NotFound { .. }) => {
+                progress.inc();
+                continue;
+            }
+            Err(e) => {
+                return Err(WriteFailure::Store(Failure::storage(
+                    &format!("read {}", meta.path),
+                    e,
+                )));
+            }
+        };
+        write_line(out, &file_line(&meta.path, &contents, meta.modified)).await?;
+        written.files += 1;
+        written.bytes += contents.len() as u64;
+        progress.inc();
+    }
+    let end = json!({"type": "end", "files": written.files, "bytes": written.bytes});
+    write_line(out, &end).await?;
+    out.flush().await.map_err(WriteFailure::Output)?;
+    progress.finish();
+    Ok(written)
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(out: &mut W, value: &Value) -> Result<(), WriteFailure> {
+    let mut line = value.to_string();
+    line.push('\n');
+    out.write_all(line.as_bytes())
+        .await
+        .map_err(WriteFailure::Output)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+fn file_line(path: &MemoryPath, contents: &[u8], modified: Option<std::time::SystemTime>) -> Value {
+    let (encoding, data) = match std::str::from_utf8(contents) {
+        Ok(text) => ("utf-8", text.to_owned()),
+        Err(_) => (
+            "base64",
+            base64::engine::general_purpose::STANDARD.encode(contents),
+        ),
+    };
+    json!({
+        "type": "file",
+        "path": path.as_str(),
+        "size": contents.len(),
+        "sha256": sha256_hex(contents),
+        "modified": modified.map(time::rfc3339),
+        "encoding": encoding,
+        "data": data,
+    })
+}
+
+/// One file of a verified archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ArchivedFile {
+    pub(crate) path: MemoryPath,
+    pub(crate) contents: Vec<u8>,
+}
+
+fn bad(line: usize, what: impl std::fmt::Display) -> Failure {
+    Failure::new(
+        Exit::BadArchive,
+        format!("the archive is not valid: line {line}: {what}; nothing was imported"),
+    )
+}
+
+/// Parses and verifies a whole archive.
+pub(crate) fn parse_archive(bytes: &[u8]) -> Result<Vec<ArchivedFile>, Failure> {
+    let mut lines = bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.strip_suffix(b"\r").unwrap_or(line)))
+        .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace));
+    let Some((n, first)) = lines.next() else {
+        return Err(bad(1, "the archive is empty"));
+    };
+    let header = parse_object(n, first)?;
+    if header.get("type").and_then(Value::as_str) != Some("header")
+        || header.get("format").and_then(Value::as_str) != Some(FORMAT)
+    {
+        return Err(bad(n, "not a memory archive (no memory-archive header)"));
+    }
+    match header.get("version").and_then(Value::as_u64) {
+        Some(VERSION) => {}
+        Some(v) if v > VERSION => {
+            return Err(bad(
+                n,
+                format!("archive version {v} was written by a newer memory; this one reads version {VERSION}"),
+            ));
+        }
+        _ => return Err(bad(n, "missing or unknown archive version")),
+    }
+    let mut files: Vec<ArchivedFile> = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut total_bytes: u64 = 0;
+    let mut ended = false;
+    for (n, line) in lines {
+        if ended {
+            return Err(bad(n, "data after the end line"));
+        }
+        let value = parse_object(n, line)?;
+        match value.get("type").and_then(Value::as_str) {
+            Some("file") => {
+                let file = parse_file(n, &value)?;
+                if !seen.insert(file.path.clone()) {
+                    return Err(bad(n, format!("{} appears twice", file.path)));
+                }
+                total_bytes += file.contents.len() as u64;
+                files.push(file);
+            }
+            Some("end") => {
+                let count = value.get("files").and_then(Value::as_u64);
+                let bytes = value.get("bytes").and_then(Value::as_u64);
+                if count != Some(files.len() as u64) || bytes != Some(total_bytes) {
+                    return Err(bad(
+                        n,
+                        format!(
+                            "the end line counts do not match ({} files, {total_bytes} bytes read)",
+                            files.len()
+                        ),
+                    ));
+                }
+                ended = true;
+            }
+            _ => return Err(bad(n, "unknown line type")),
+        }
+    }
+    if !ended {
+        return Err(bad(
+            bytes.split(|b| *b == b'\n').count(),
+            "no end line: the archive is truncated",
+        ));
+    }
+    // A path cannot be both a file and a directory.
+    for file in &files {
+        if let Some(dir) = file.path.ancestors().into_iter().find(|a| seen.contains(a)) {
+            return Err(Failure::new(
+                Exit::BadArchive,
+                format!(
+                    "the archive is not valid: {dir} is a file and also holds {}; nothing was imported",
+                    file.path
+                ),
+            ));
+        }
+    }
+    Ok(files)
+}
+
+fn parse_object(n: usize, line: &[u8]) -> Result<serde_json::Map<String, Value>, Failure> {
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(_) => Err(bad(n, "not a JSON object")),
+        Err(e) => Err(bad(n, format!("not JSON ({e})"))),
+    }
+}
+
+fn parse_file(n: usize, value: &serde_json::Map<String, Value>) -> Result<ArchivedFile, Failure> {
+    let field = |name: &str| {
+        value
+            .get(name)
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad(n, format!("missing or invalid field `{name}`")))
+    };
+    let raw_path = field("path")?;
+    let path = MemoryPath::parse(raw_path).map_err(|e| {
+        let text = e.to_string();
+        bad(n, text.strip_prefix("Error: ").unwrap_or(&text).to_owned())
+    })?;
+    if path.is_root() {
+        return Err(bad(n, "/memories itself cannot be a file"));
+    }
+    let data = field("data")?;
+    let contents = match field("encoding")? {
+        "utf-8" => data.as_bytes().to_vec(),
+        "base64" => base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|e| bad(n, format!("bad base64 data for {path} ({e})")))?,
+        other => return Err(bad(n, format!("unknown encoding `{other}`"))),
+    };
+    let size = value
+        .get("size")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad(n, "missing or invalid field `size`"))?;
+    if size != contents.len() as u64 {
+        return Err(bad(
+            n,
+            format!("{path} should be {size} bytes but its data is {}", contents.len()),
+        ));
+    }
+    let expected = field("sha256")?;
+    if !expected.eq_ignore_ascii_case(&sha256_hex(&contents)) {
+        return Err(bad(n, format!("the SHA-256 of {path} does not match its data")));
+    }
+    Ok(ArchivedFile { path, contents })
+}
+
+pub(crate) async fn import(args: ImportArgs) -> Outcome {
+    let shown = args.file.display().to_string();
+    let bytes = if shown == "-" {
+        let mut buf = Vec::new();
+        tokio::io::stdin()
+            .read_to_end(&mut buf)
+            .await
+            .map_err(|e| Failure::new(Exit::Failed, format!("cannot read standard input: {e}")))?;
+        buf
+    } else {
+        tokio::fs::read(&args.file).await.map_err(|e| {
+            let exit = if e.kind() == std::io::ErrorKind::NotFound {
+                Exit::NotFound
+            } else {
+                Exit::Failed
+            };
+            Failure::new(exit, format!("cannot read {shown}: {e}"))
+        })?
+    };
+    let files = parse_archive(&bytes)?;
+    drop(bytes);
+    let store = args.store.open(Access::CreateIfMissing).await?;
+    let paths: Vec<MemoryPath> = files.iter().map(|f| f.path.clone()).collect();
+    check_targets(store.as_ref(), &paths, args.overwrite, "import").await?;
+    let mut progress = Progress::stderr("import", files.len() as u64, args.quiet);
+    let mode = write_mode(args.overwrite);
+    let mut written = Written::default();
+    for file in files {
+        let size = file.contents.len() as u64;
+        store
+            .write(&file.path, file.contents, mode.clone())
+            .await
+            .map_err(|e| partial_failure(&format!("write {}", file.path), e, written))?;
+        written.files += 1;
+        written.bytes += size;
+        progress.inc();
+    }
+    progress.finish();
+    if !args.quiet {
+        eprintln!(
+            "memory: imported {} file{} ({})",
+            written.files,
+            plural(written.files),
+            human_size(written.bytes)
+        );
+    }
+    Ok(())
+}
+
+/// `Create`, or `Overwrite` when asked.
+pub(crate) fn write_mode(overwrite: bool) -> WriteMode {
+    if overwrite {
+        WriteMode::Overwrite
+    } else {
+        WriteMode::Create
+    }
+}
+
+/// A store failure part-way through writing many files, saying how far it got.
+pub(crate) fn partial_failure(doing: &str, err: Error, written: Written) -> Failure {
+    let mut failure = Failure::storage(doing, err);
+    failure.message = format!(
+        "{} (after writing {} file{})",
+        failure.message,
+        written.files,
+        plural(written.files)
+    );
+    failure
+}
+
+pub(crate) fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Checks, before anything is written, that every path can be written into `store`: nothing
+/// is there (or, with `overwrite`, a file is), no directory is in the way and no ancestor is
+/// a file. Exit 4 listing the first conflicts otherwise.
+pub(crate) async fn check_targets(
+    store: &dyn Storage,
+    paths: &[MemoryPath],
+    overwrite: bool,
+    what: &str,
+) -> Outcome {
+    let mut known: HashMap<MemoryPath, Option<Entry>> = HashMap::new();
+    let mut existing = Vec::new();
+    let mut blocked = Vec::new();
+    for path in paths {
+        let entry = store
+            .stat(path)
+            .await
+            .map_err(|e| Failure::storage(&format!("look up {path}"), e))?;
+        match entry {
+            Some(Entry::File(_)) if overwrite => {}
+            Some(Entry::File(_)) => existing.push(path.to_string()),
+            Some(Entry::Directory) => blocked.push(format!("{path} is a directory in the store")),
+            None => {
+                for ancestor in path.ancestors() {
+                    let entry = match known.get(&ancestor) {
+                        Some(entry) => entry.clone(),
+                        None => {
+                            let entry = store
+                                .stat(&ancestor)
+                                .await
+                                .map_err(|e| Failure::storage(&format!("look up {ancestor}"), e))?;
+                            known.insert(ancestor.clone(), entry.clone());
+                            entry
+                        }
+                    };
+                    if let Some(Entry::File(_)) = entry {
+                        blocked.push(format!(
+                            "{ancestor} is a file in the store (needed as a directory for {path})"
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if !blocked.is_empty() {
+        return Err(Failure::new(
+            Exit::Exists,
+            format!(
+                "cannot {what}: {}; nothing was written",
+                first_few(&blocked)
+            ),
+        ));
+    }
+    if !existing.is_empty() {
+        return Err(Failure::new(
+            Exit::Exists,
+            format!(
+                "{what} would overwrite {} file{} already in the store ({}); nothing was written. \
+                 Pass --overwrite to replace them",
+                existing.len(),
+                plural(existing.len() as u64),
+                first_few(&existing)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn first_few(items: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = items[..items.len().min(SHOWN)].join(", ");
+    if items.len() > SHOWN {
+        text.push_str(&format!(", and {} more", items.len() - SHOWN));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memory_core::InMemoryStorage;
+
+    fn path(raw: &str) -> MemoryPath {
+        MemoryPath::parse(raw).unwrap()
+    }
+
+    async fn archive_of(store: &dyn Storage) -> Vec<u8> {
+        let files = store.list(&MemoryPath::root()).await.unwrap();
+        let mut out = Vec::new();
+        let written = write_archive(store, &files, &mut out, true).await;
+        assert!(written.is_ok());
+        out
+    }
+
+    async fn sample() -> InMemoryStorage {
+        let store = InMemoryStorage::new();
+        for (p, bytes) in [
+            ("/memories/notes.md", b"hello\n".to_vec()),
+            ("/memories/.hidden", Vec::new()),
+            ("/memories/img/logo.png", vec![0x89, b'P', b'N', b'G', 0xff, 0x00, 0xfe]),
+        ] {
+            store.write(&path(p), bytes, WriteMode::Create).await.unwrap();
+        }
+        store
+    }
+
+    #[tokio::test]
+    async fn round_trip_keeps_every_byte() {
+        let store = sample().await;
+        let archive = archive_of(&store).await;
+        let text = String::from_utf8(archive.clone()).unwrap();
+        assert!(text.contains(r#""encoding":"base64""#), "{text}");
+        assert!(text.contains(r#""data":"hello\n""#), "{text}");
+        let files = parse_archive(&archive).unwrap();
+        assert_eq!(files.len(), 3);
+        for file in files {
+            assert_eq!(store.read(&file.path).await.unwrap().contents, file.contents);
+        }
+    }
+
+    #[tokio::test]
+    async fn damaged_archives_are_refused() {
+        let archive = String::from_utf8(archive_of(&sample().await).await).unwrap();
+        let lines: Vec<&str> = archive.lines().collect();
+        let cases: Vec<(String, &str)> = vec![
+            (String::new(), "empty"),
+            (lines[1..].join("\n"), "no memory-archive header"),
+            (lines[..lines.len() - 1].join("\n"), "truncated"),
+            (archive.replace("hello", "jello"), "SHA-256 of /memories/notes.md"),
+            (archive.replace(r#""size":6"#, r#""size":7"#), "should be 7 bytes"),
+            (archive.replace(r#""version":1"#, r#""version":9"#), "newer memory"),
+            (archive.replace("/memories/notes.md", "/etc/passwd"), "must start with /memories"),
+            (format!("{archive}{}\n", lines[1]), "data after the end line"),
+            (
+                [lines[0], lines[1], lines[1], lines[lines.len() - 1]].join("\n"),
+                "appears twice",
+            ),
+            (archive.replace(r#""files":3"#, r#""files":4"#), "counts do not match"),
+            (archive.replacen("{", "[", 2), "not"),
+        ];
+        for (text, expected) in cases {
+            let Err(failure) = parse_archive(text.as_bytes()) else {
+                panic!("accepted ({expected}): {text}");
+            };
+            assert_eq!(failure.exit, Exit::BadArchive, "{expected}: {failure}");
+            assert!(failure.message.contains(expected), "{expected}: {failure}");
+        }
+    }
+
+    #[tokio::test]
+    async fn targets_in_the_way_are_listed_before_writing() {
+        let store = sample().await;
+        let taken = [path("/memories/notes.md")];
+        let failure = check_targets(&store, &taken, false, "import").await.unwrap_err();
+        assert_eq!(failure.exit, Exit::Exists);
+        assert!(failure.message.contains("/memories/notes.md"), "{failure}");
+        assert!(check_targets(&store, &taken, true, "import").await.is_ok());
+        let under_file = [path("/memories/notes.md/x")];
+        let failure = check_targets(&store, &under_file, true, "copy").await.unwrap_err();
+        assert!(failure.message.contains("/memories/notes.md is a file"), "{failure}");
+        let dir = [path("/memories/img")];
+        let failure = check_targets(&store, &dir, true, "copy").await.unwrap_err();
+        assert!(failure.message.contains("is a directory"), "{failure}");
+        let free = [path("/memories/new/a.md"), path("/memories/new/b.md")];
+        assert!(check_targets(&store, &free, false, "import").await.is_ok());
+    }
+}

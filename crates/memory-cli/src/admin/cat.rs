@@ -1,0 +1,35 @@
+//! `memory cat PATH`: a file's bytes on standard output, exactly as stored.
+
+use memory_core::{Entry, Error};
+
+use super::{Access, Exit, Failure, Outcome, StoreArgs, parse_path, write_stdout};
+
+/// Arguments of `memory cat`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CatArgs {
+    /// The file to print (e.g. /memories/notes.md).
+    path: String,
+
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+pub(crate) async fn run(args: CatArgs) -> Outcome {
+    let path = parse_path(&args.path)?;
+    let store = args.store.open(Access::Existing).await?;
+    match store.read(&path).await {
+        Ok(file) => write_stdout(&file.contents),
+        Err(Error::NotFound { .. }) => {
+            // A directory reads as "not found" too; say which it is.
+            let is_dir = path.is_root()
+                || matches!(store.stat(&path).await, Ok(Some(Entry::Directory)));
+            let message = if is_dir {
+                format!("{path} is a directory, not a file (use `memory ls {path}`)")
+            } else {
+                format!("{path} does not exist")
+            };
+            Err(Failure::new(Exit::NotFound, message))
+        }
+        Err(e) => Err(Failure::storage(&format!("read {path}"), e)),
+    }
+}

@@ -1,0 +1,109 @@
+//! `memory copy FROM_URL TO_URL`: every file of one store into another, verified.
+
+use std::path::PathBuf;
+
+use memory_cli::store_url::StoreUrl;
+use memory_core::{Error, MemoryPath};
+
+use super::archive::{Written, check_targets, partial_failure, plural, write_mode};
+use super::progress::Progress;
+use super::{Access, Exit, Failure, Outcome, human_size, open_store};
+
+/// Arguments of `memory copy`.
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = "\
+Examples:
+  memory copy ./memory sqlite:memory.db
+  memory copy ./memory ./encrypted --to-encryption-key-file key.hex
+
+Every file is read back from TO and compared after it is written. Hidden files are
+included. Modification times are not carried over (TO stamps each file as it is
+written). MEMORY_STORE and MEMORY_ENCRYPTION_KEY_FILE are not used by copy.")]
+pub(crate) struct CopyArgs {
+    /// The store to copy from (a directory path, file:PATH, sqlite:PATH, s3://..., mem:).
+    from: String,
+
+    /// The store to copy into; created if needed.
+    to: String,
+
+    /// FROM is encrypted with the key in FILE.
+    #[arg(long, value_name = "FILE")]
+    from_encryption_key_file: Option<PathBuf>,
+
+    /// Encrypt the copies in TO with the key in FILE.
+    #[arg(long, value_name = "FILE")]
+    to_encryption_key_file: Option<PathBuf>,
+
+    /// Replace files that already exist in TO (without it, any existing file makes the copy
+    /// stop, exit 4, before anything is written).
+    #[arg(long)]
+    overwrite: bool,
+
+    /// No progress bar and no summary.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub(crate) async fn run(args: CopyArgs) -> Outcome {
+    let same_url = matches!(
+        (args.from.parse::<StoreUrl>(), args.to.parse::<StoreUrl>()),
+        (Ok(a), Ok(b)) if a == b && a != StoreUrl::Memory
+    );
+    if same_url {
+        return Err(Failure::new(
+            Exit::Usage,
+            "FROM and TO are the same store; nothing to copy",
+        ));
+    }
+    let from = open_store(&args.from, args.from_encryption_key_file.as_deref(), Access::Existing).await?;
+    let files = from
+        .list(&MemoryPath::root())
+        .await
+        .map_err(|e| Failure::storage("list /memories", e))?;
+    let to = open_store(&args.to, args.to_encryption_key_file.as_deref(), Access::CreateIfMissing).await?;
+    let paths: Vec<MemoryPath> = files.iter().map(|f| f.path.clone()).collect();
+    check_targets(to.as_ref(), &paths, args.overwrite, "copy").await?;
+
+    let mut progress = Progress::stderr("copy", files.len() as u64, args.quiet);
+    let mode = write_mode(args.overwrite);
+    let mut written = Written::default();
+    for meta in &files {
+        let path = &meta.path;
+        let contents = match from.read(path).await {
+            Ok(file) => file.contents,
+            // Deleted from FROM since the listing.
+            Err(Error::NotFound { .. }) => {
+                progress.inc();
+                continue;
+            }
+            Err(e) => return Err(partial_failure(&format!("read {path} from FROM"), e, written)),
+        };
+        let size = contents.len() as u64;
+        to.write(path, contents.clone(), mode.clone())
+            .await
+            .map_err(|e| partial_failure(&format!("write {path} to TO"), e, written))?;
+        let copy = to
+            .read(path)
+            .await
+            .map_err(|e| partial_failure(&format!("read back {path} from TO"), e, written))?;
+        if copy.contents != contents {
+            return Err(Failure::new(
+                Exit::Failed,
+                format!("{path} reads back different from what was written to TO; the copy is not trustworthy"),
+            ));
+        }
+        written.files += 1;
+        written.bytes += size;
+        progress.inc();
+    }
+    progress.finish();
+    if !args.quiet {
+        eprintln!(
+            "memory: copied {} file{} ({})",
+            written.files,
+            plural(written.files),
+            human_size(written.bytes)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,412 @@
+//! `memory mcp`: the memory tool as an MCP server over standard input and output.
+//!
+//! One tool, `memory`, takes the six commands of the memory tool (`memory_20250818`) and
+//! answers with the contract's texts: a text content block, or an image content block for an
+//! image view, and `isError` set exactly when the contract says "error". Standard output
+//! carries only MCP messages; logs go to standard error.
+//!
+//! With `--read-only` every command but `view` is refused with an error result, and the store
+//! is never created or changed.
+
+use std::borrow::Cow;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use memory_core::{MemoryCommand, MemoryHandler, MemoryTool, Storage, ToolContent, ToolOutput};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::admin::{Access, EXIT_STATUS_HELP, StoreArgs};
+
+/// The one tool's name.
+pub(crate) const TOOL_NAME: &str = "memory";
+
+pub(crate) const MCP_LONG_ABOUT: &str = "\
+Serve the memory tool to an MCP client (Claude Code, Claude Desktop, an IDE) over
+standard input and output.
+
+The server offers one tool, `memory`, with the six commands of Anthropic's memory tool
+(view, create, str_replace, insert, delete, rename) over the store you choose, with the
+same result texts and isError flags. Standard output carries only MCP messages; logs go to
+standard error (RUST_LOG=debug for more).
+
+Register it with Claude Code:
+
+  claude mcp add memory -- memory mcp --store ~/.claude-memory
+
+or in Claude Desktop's claude_desktop_config.json:
+
+  {\"mcpServers\": {\"memory\": {\"command\": \"memory\",
+                               \"args\": [\"mcp\", \"--store\", \"/home/me/.claude-memory\"]}}}
+
+With --read-only, only `view` works: every other command gets an error result and the
+store is neither created nor changed (a store that does not exist is exit status 3).";
+
+/// Arguments of `memory mcp`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXIT_STATUS_HELP)]
+pub(crate) struct McpArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+
+    /// Refuse every command that would change the store (only `view` works).
+    #[arg(long)]
+    read_only: bool,
+}
+
+/// Runs the server until the client closes standard input.
+pub(crate) async fn run(args: McpArgs) -> ExitCode {
+    let access = if args.read_only {
+        Access::Existing
+    } else {
+        Access::CreateIfMissing
+    };
+    let store = match args.store.open(access).await {
+        Ok(store) => store,
+        Err(failure) => {
+            eprintln!("memory: {failure}");
+            return ExitCode::from(failure.exit as u8);
+        }
+    };
+    tracing::info!(store = %store, read_only = args.read_only, "serving the memory tool over MCP");
+    let server = MemoryServer::new(store, args.read_only);
+    let service = match server.serve(rmcp::transport::stdio()).await {
+        Ok(service) => service,
+        Err(e) => {
+            eprintln!("memory: the MCP session did not start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match service.waiting().await {
+        Ok(reason) => {
+            tracing::debug!(?reason, "MCP session ended");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("memory: the MCP session failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The MCP server: the memory tool over one store.
+pub(crate) struct MemoryServer {
+    tool: MemoryTool<Arc<dyn Storage>>,
+    read_only: bool,
+}
+
+impl std::fmt::Debug for MemoryServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryServer")
+            .field("tool", &self.tool)
+            .field("read_only", &self.read_only)
+            .finish()
+    }
+}
+
+impl MemoryServer {
+    pub(crate) fn new(store: Arc<dyn Storage>, read_only: bool) -> Self {
+        MemoryServer {
+            tool: MemoryTool::new(store),
+            read_only,
+        }
+    }
+
+    /// Runs one tool input: the contract's answer, or the read-only refusal.
+    pub(crate) async fn answer(&self, input: &Value) -> ToolOutput {
+        if self.read_only
+            && let Ok(command) = MemoryCommand::parse(input)
+            && command.is_write()
+        {
+            return ToolOutput::error(format!(
+                "Error: This memory is read-only: `{}` is not allowed. Only `view` works here.",
+                command.name()
+            ));
+        }
+        self.tool.execute(input).await
+    }
+}
+
+/// What the model reads about the tool.
+const DESCRIPTION: &str = "\
+Your persistent memory: a directory of files under /memories that survives between \
+conversations and context resets.
+
+IMPORTANT: ALWAYS VIEW YOUR MEMORY DIRECTORY BEFORE DOING ANYTHING ELSE. Start every task \
+with {\"command\": \"view\", \"path\": \"/memories\"} to check for earlier progress, then read \
+the files that matter. As you work, record status, progress, decisions and facts worth \
+keeping; assume your context may be reset at any moment, so anything not written here can be \
+lost.
+
+Keep the directory organized: a few well-named files by topic, kept up to date and coherent. \
+Prefer editing a file (str_replace, insert) to creating a near-duplicate; rename or delete \
+files that are no longer relevant; do not create new files unless necessary. Never store \
+secrets, credentials or sensitive personal data.
+
+Commands (set \"command\" and the fields it needs):
+- view: path, optional view_range [start, end] (1-based, end -1 = to the end). A directory \
+shows its files up to 2 levels deep with sizes; a file shows numbered lines.
+- create: path, file_text. Creates a new file (an existing one is an error).
+- str_replace: path, old_str, optional new_str (default \"\"). old_str must occur exactly once.
+- insert: path, insert_line, insert_text. Inserts after line insert_line (0 = top).
+- delete: path. A file, or a directory with everything in it.
+- rename: old_path, new_path. Moves a file or directory; never overwrites.
+
+Every path starts with /memories. A file holds at most 100 KB of text.";
+
+const READ_ONLY_NOTE: &str = "\n\nThis memory is READ-ONLY here: only `view` works; every \
+other command is refused.";
+
+/// Instructions sent with the `initialize` answer (clients may add them to the system prompt).
+const INSTRUCTIONS: &str = "\
+The `memory` tool is your persistent memory directory (/memories).
+MEMORY PROTOCOL:
+1. Use the `view` command of your `memory` tool to check for earlier progress.
+2. ... (work on the task) ...
+   - As you make progress, record status / progress / thoughts etc in your memory.
+ASSUME INTERRUPTION: Your context window might be reset at any moment, so you risk losing any \
+progress that is not recorded in your memory directory.";
+
+/// The JSON schema of the tool's input: one object with a `command` and the fields it needs.
+/// (A flat schema rather than `oneOf`, which many clients cannot show or send.)
+pub(crate) fn input_schema() -> JsonObject {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "command": {
+                "type": "string",
+                "enum": memory_core::COMMAND_NAMES,
+                "description": "The operation: view, create, str_replace, insert, delete or rename."
+            },
+            "path": {
+                "type": "string",
+                "description": "The file or directory, starting with /memories (every command but rename).",
+                "examples": ["/memories", "/memories/notes.md"]
+            },
+            "view_range": {
+                "type": "array",
+                "items": {"type": "integer"},
+                "minItems": 2,
+                "maxItems": 2,
+                "description": "view only: [start, end] lines to show, 1-based; end -1 means to the end of the file."
+            },
+            "file_text": {
+                "type": "string",
+                "description": "create only: the content of the new file."
+            },
+            "old_str": {
+                "type": "string",
+                "description": "str_replace only: the exact text to replace; it must occur exactly once."
+            },
+            "new_str": {
+                "type": "string",
+                "description": "str_replace only: the replacement text (omitted = delete old_str)."
+            },
+            "insert_line": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "insert only: the line after which to insert (0 = at the top)."
+            },
+            "insert_text": {
+                "type": "string",
+                "description": "insert only: the text to insert."
+            },
+            "old_path": {
+                "type": "string",
+                "description": "rename only: the file or directory to move."
+            },
+            "new_path": {
+                "type": "string",
+                "description": "rename only: where to move it; must not exist yet."
+            }
+        },
+        "required": ["command"]
+    });
+    match schema {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+/// The tool as `tools/list` shows it.
+pub(crate) fn tool_definition(read_only: bool) -> Tool {
+    let description: Cow<'static, str> = if read_only {
+        Cow::Owned(format!("{DESCRIPTION}{READ_ONLY_NOTE}"))
+    } else {
+        Cow::Borrowed(DESCRIPTION)
+    };
+    Tool::new(TOOL_NAME, description, Arc::new(input_schema()))
+        .with_title("Memory")
+        .with_annotations(
+            ToolAnnotations::with_title("Memory")
+                .read_only(read_only)
+                .destructive(!read_only)
+                .idempotent(false)
+                .open_world(false),
+        )
+}
+
+/// A [`ToolOutput`] as an MCP tool result: text as a text block, image blocks as MCP image
+/// content, `isError` as the contract says.
+pub(crate) fn to_call_tool_result(output: ToolOutput) -> CallToolResult {
+    let content = match output.content {
+        ToolContent::Text(text) => vec![ContentBlock::text(text)],
+        ToolContent::Blocks(blocks) => blocks.iter().map(block_to_content).collect(),
+    };
+    if output.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+/// `{"type": "image", "source": {"type": "base64", "media_type", "data"}}` (the Messages API
+/// shape) as MCP image content; any other block as its JSON text.
+fn block_to_content(block: &Value) -> ContentBlock {
+    let source = block.get("source");
+    let field = |name: &str| source.and_then(|s| s.get(name)).and_then(Value::as_str);
+    match (
+        block.get("type").and_then(Value::as_str),
+        field("type"),
+        field("media_type"),
+        field("data"),
+    ) {
+        (Some("image"), Some("base64"), Some(media_type), Some(data)) => {
+            ContentBlock::image(data, media_type)
+        }
+        _ => ContentBlock::text(block.to_string()),
+    }
+}
+
+impl ServerHandler for MemoryServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("memory", env!("CARGO_PKG_VERSION"))
+                    .with_title("Memory (memory_20250818)"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![tool_definition(
+            self.read_only,
+        )]))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        (name == TOOL_NAME).then(|| tool_definition(self.read_only))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != TOOL_NAME {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`: this server only has the `{TOOL_NAME}` tool",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        // No arguments at all reads as an empty object: "missing field `command`".
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let output = self.answer(&input).await;
+        tracing::debug!(is_error = output.is_error, "tools/call answered");
+        Ok(to_call_tool_result(output).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memory_core::InMemoryStorage;
+
+    fn server(read_only: bool) -> MemoryServer {
+        MemoryServer::new(Arc::new(InMemoryStorage::new()), read_only)
+    }
+
+    #[tokio::test]
+    async fn read_only_refuses_writes_and_changes_nothing() {
+        let writable = server(false);
+        let created = writable
+            .answer(&json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}))
+            .await;
+        assert!(!created.is_error);
+        let read_only = MemoryServer {
+            tool: MemoryTool::new(writable.tool.storage().clone()),
+            read_only: true,
+        };
+        for input in [
+            json!({"command": "create", "path": "/memories/b.md", "file_text": "x"}),
+            json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "x", "new_str": "y"}),
+            json!({"command": "insert", "path": "/memories/a.md", "insert_line": 0, "insert_text": "y"}),
+            json!({"command": "delete", "path": "/memories/a.md"}),
+            json!({"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/c.md"}),
+        ] {
+            let out = read_only.answer(&input).await;
+            assert!(out.is_error, "{input}");
+            assert!(out.text().unwrap().contains("read-only"), "{input}");
+        }
+        let view = read_only
+            .answer(&json!({"command": "view", "path": "/memories/a.md"}))
+            .await;
+        assert_eq!(
+            view.text(),
+            Some("Here's the content of /memories/a.md with line numbers:\n     1\tx")
+        );
+        // Bad input gets the contract's own error, not the read-only one.
+        let bad = read_only.answer(&json!({"command": "undo"})).await;
+        assert!(bad.text().unwrap().starts_with("Error: Unknown command `undo`"));
+    }
+
+    #[test]
+    fn results_keep_text_images_and_is_error() {
+        let ok = serde_json::to_value(to_call_tool_result(ToolOutput::success("done"))).unwrap();
+        assert_eq!(ok["content"], json!([{"type": "text", "text": "done"}]));
+        assert_eq!(ok["isError"], json!(false));
+        let err = serde_json::to_value(to_call_tool_result(ToolOutput::error("Error: no"))).unwrap();
+        assert_eq!(err["isError"], json!(true));
+        let image = serde_json::to_value(to_call_tool_result(ToolOutput::image(
+            "image/png",
+            "AAAA".into(),
+        )))
+        .unwrap();
+        assert_eq!(
+            image["content"],
+            json!([{"type": "image", "data": "AAAA", "mimeType": "image/png"}])
+        );
+    }
+
+    #[test]
+    fn schema_names_every_field_of_every_command() {
+        let schema = input_schema();
+        let properties = schema["properties"].as_object().unwrap();
+        for field in [
+            "command", "path", "view_range", "file_text", "old_str", "new_str", "insert_line",
+            "insert_text", "old_path", "new_path",
+        ] {
+            assert!(properties.contains_key(field), "{field}");
+        }
+        assert_eq!(
+            properties["command"]["enum"],
+            json!(["view", "create", "str_replace", "insert", "delete", "rename"])
+        );
+        assert_eq!(schema["required"], json!(["command"]));
+        let tool = tool_definition(true);
+        assert!(tool.description.unwrap().contains("READ-ONLY"));
+    }
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every test of the workspace, installing what the tests need first. CI runs exactly this.
+#
+#   scripts/test.sh
+#
+# Steps: the Python venv with the reference SDK (tests/oracle/setup.sh, idempotent), formatting,
+# clippy, the workspace's tests (cargo nextest, or cargo test where nextest is missing), the
+# doc-tests, then the differential check of the `memory` binary against the Python SDK
+# (tests/oracle/classify.py). Environment: ORACLE_VENV (where the venv goes),
+# ORACLE_SEED / ORACLE_COUNT (the generated cases; default 1 / 300).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+export ORACLE_VENV="${ORACLE_VENV:-$HOME/.cache/memory-oracle/py}"
+step "Python venv with the reference SDK (anthropic==2.14.0)"
+bash tests/oracle/setup.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+
+step "tests"
+if cargo nextest --version >/dev/null 2>&1; then
+    cargo nextest run --workspace --all-features
+else
+    cargo test --workspace --all-features
+fi
+
+step "doc-tests"
+cargo test --workspace --all-features --doc
+
+step "differential check against the Python SDK"
+# The `memory` binary the tests just used: a no-op build that says where it is.
+memory_bin="$(cargo test --workspace --all-features --no-run --message-format=json-render-diagnostics |
+    "$ORACLE_VENV/bin/python" -c '
+import json, sys
+exe = ""
+for m in map(json.loads, sys.stdin):
+    t = m.get("target") or {}
+    if m.get("reason") == "compiler-artifact" and t.get("name") == "memory" and "bin" in t.get("kind", []):
+        exe = m["executable"]
+print(exe)')"
+[ -x "$memory_bin" ] || { echo "cannot find the memory binary" >&2; exit 2; }
+"$ORACLE_VENV/bin/python" tests/oracle/classify.py --memory "$memory_bin" \
+    --seed "${ORACLE_SEED:-1}" --count "${ORACLE_COUNT:-300}" --jobs 2
