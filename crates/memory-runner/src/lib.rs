@@ -17,7 +17,9 @@ pub use client::{
 };
 pub use runner::{DEFAULT_MAX_ITERATIONS, Run, RunStream, ToolRunner};
 pub use store::{OpenError, OpenOptions, StoreUrl, StoreUrlError, open, open_url};
-pub use tool::{MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Tool};
+pub use tool::{
+    MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Observed, Tool, ToolCall, memory_call_summary,
+};
 pub use types::{
     ContentBlock, ImageBlock, Message, MessageResponse, MessagesRequest, Role, StopReason,
     TextBlock, ToolResultBlock, ToolUseBlock, Usage,

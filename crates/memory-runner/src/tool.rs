@@ -175,3 +175,120 @@ impl<S: Storage> Tool for MemoryTool<S> {
         vec![CONTEXT_MANAGEMENT_BETA.to_owned()]
     }
 }
+
+/// One finished call, as an [`Observed`] tool's observer sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolCall<'a> {
+    /// The tool's name.
+    pub name: &'a str,
+    /// The input Claude sent.
+    pub input: &'a Value,
+    /// What the tool answered.
+    pub output: &'a ToolOutput,
+}
+
+/// A tool with an observer called after each of its calls, e.g. to print a trace line.
+/// Everything else (name, definition, order, betas) is the inner tool's.
+///
+/// ```
+/// use memory_core::{InMemoryStorage, MemoryTool};
+/// use memory_runner::{Observed, ToolCall, memory_call_summary};
+///
+/// let tool = Observed::new(MemoryTool::new(InMemoryStorage::new()), |call: &ToolCall<'_>| {
+///     eprintln!("[memory] {}", memory_call_summary(call.input));
+/// });
+/// ```
+pub struct Observed<T, F> {
+    tool: T,
+    observer: F,
+}
+
+impl<T: Tool, F: Fn(&ToolCall<'_>) + Send + Sync> Observed<T, F> {
+    /// `tool`, with `observer` called after each call.
+    pub fn new(tool: T, observer: F) -> Self {
+        Observed { tool, observer }
+    }
+
+    /// The inner tool.
+    pub fn inner(&self) -> &T {
+        &self.tool
+    }
+}
+
+impl<T: fmt::Debug, F> fmt::Debug for Observed<T, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Observed")
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl<T: Tool, F: Fn(&ToolCall<'_>) + Send + Sync> Tool for Observed<T, F> {
+    fn name(&self) -> &str {
+        self.tool.name()
+    }
+    fn definition(&self) -> Value {
+        self.tool.definition()
+    }
+    async fn call(&self, input: &Value) -> ToolOutput {
+        let output = self.tool.call(input).await;
+        (self.observer)(&ToolCall {
+            name: self.tool.name(),
+            input,
+            output: &output,
+        });
+        output
+    }
+    fn sequential(&self) -> bool {
+        self.tool.sequential()
+    }
+    fn betas(&self) -> Vec<String> {
+        self.tool.betas()
+    }
+}
+
+/// A one-line summary of a memory-tool input for logs and traces, e.g. `create
+/// /memories/prefs.md (14 bytes)` or `rename /memories/a.md -> /memories/b.md`. It shows the
+/// input as Claude sent it (nothing is validated); file contents are never shown.
+///
+/// ```
+/// use memory_runner::memory_call_summary;
+/// use serde_json::json;
+///
+/// assert_eq!(
+///     memory_call_summary(&json!({"command": "view", "path": "/memories", "view_range": [1, 5]})),
+///     "view /memories [1, 5]"
+/// );
+/// assert_eq!(memory_call_summary(&json!("nonsense")), "(not a memory command)");
+/// ```
+pub fn memory_call_summary(input: &Value) -> String {
+    let field = |name: &str| match input.get(name) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "?".to_owned(),
+    };
+    let Some(command) = input.get("command").and_then(Value::as_str) else {
+        return "(not a memory command)".to_owned();
+    };
+    match command {
+        "view" => match input.get("view_range").and_then(Value::as_array) {
+            Some(range) if range.len() == 2 => {
+                format!("view {} [{}, {}]", field("path"), range[0], range[1])
+            }
+            _ => format!("view {}", field("path")),
+        },
+        "create" => {
+            let bytes = input.get("file_text").and_then(Value::as_str).map(str::len);
+            match bytes {
+                Some(bytes) => format!("create {} ({bytes} bytes)", field("path")),
+                None => format!("create {}", field("path")),
+            }
+        }
+        "str_replace" => format!("str_replace {}", field("path")),
+        "insert" => format!("insert {} at line {}", field("path"), field("insert_line")),
+        "delete" => format!("delete {}", field("path")),
+        "rename" => format!("rename {} -> {}", field("old_path"), field("new_path")),
+        other => format!("{other} (unknown command)"),
+    }
+}

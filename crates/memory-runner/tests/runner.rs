@@ -517,3 +517,55 @@ async fn a_custom_handler_is_the_memory_tool_too() {
     // Without betas from the tool, no beta header.
     assert_eq!(api.requests()[0].header("anthropic-beta"), None);
 }
+
+#[tokio::test]
+async fn an_observer_sees_each_memory_call_as_it_happens() {
+    let api = FakeApi::start([
+        Reply::message(tool_use(
+            None,
+            &[
+                ("t1", "memory", json!({"command": "create", "path": "/memories/a.md", "file_text": "hello"})),
+                ("t2", "memory", json!({"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/b.md"})),
+                ("t3", "memory", json!({"command": "delete", "path": "/memories/zzz"})),
+            ],
+        )),
+        Reply::message(end_turn("ok")),
+    ])
+    .await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let tool = memory_runner::Observed::new(
+        MemoryTool::new(InMemoryStorage::new()),
+        move |call: &memory_runner::ToolCall<'_>| {
+            log.lock().unwrap().push(format!(
+                "{} {}{}",
+                call.name,
+                memory_runner::memory_call_summary(call.input),
+                if call.output.is_error { " (error)" } else { "" }
+            ));
+        },
+    );
+    ToolRunner::new(client(&api), request("x"))
+        .tool(tool)
+        .run_until_done()
+        .await
+        .unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "memory create /memories/a.md (5 bytes)",
+            "memory rename /memories/a.md -> /memories/b.md",
+            "memory delete /memories/zzz (error)",
+        ]
+    );
+    // The wrapper keeps the memory tool's definition and beta.
+    let first = &api.requests()[0];
+    assert_eq!(
+        first.json()["tools"],
+        json!([{"type": "memory_20250818", "name": "memory"}])
+    );
+    assert_eq!(
+        first.header("anthropic-beta"),
+        Some("context-management-2025-06-27")
+    );
+}
