@@ -279,7 +279,7 @@ pub struct Page<T> {
 
 /// The `content_sha256` precondition of an update (`BetaManagedAgentsPreconditionParam`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "content_sha256", deny_unknown_fields)]
+#[serde(tag = "type", rename = "content_sha256")]
 pub struct Precondition {
     /// The hash the memory's current content must have (64 lowercase hex digits).
     pub content_sha256: String,

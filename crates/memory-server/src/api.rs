@@ -1,0 +1,565 @@
+//! The routes, handlers, request parsing and the error envelope.
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, RawQuery, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use memory_store::{
+    Actor, CreateStore, ListMemories, ListStores, ListVersions, MemoryStores, Operation,
+    StoreError, Timestamp, UpdateMemory, UpdateStore, View,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::ApiKeys;
+
+/// Default of [`ServerConfig::body_limit`]: 1 MiB (a 100 kB memory fits even with every
+/// character JSON-escaped as `\uXXXX`).
+pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+
+/// How the server behaves.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Accepted API keys; `None` accepts every request and records no actor.
+    pub api_keys: Option<ApiKeys>,
+    /// Largest request body in bytes; a larger one gets 413.
+    pub body_limit: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            api_keys: None,
+            body_limit: DEFAULT_BODY_LIMIT,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Sets [`api_keys`](Self::api_keys).
+    pub fn api_keys(mut self, keys: Option<ApiKeys>) -> Self {
+        self.api_keys = keys;
+        self
+    }
+
+    /// Sets [`body_limit`](Self::body_limit).
+    pub fn body_limit(mut self, limit: usize) -> Self {
+        self.body_limit = limit;
+        self
+    }
+
+    /// Refuses a non-loopback `addr` when there are no API keys: without keys anyone who can
+    /// reach the port could read and change every store.
+    pub fn check_listen(&self, addr: SocketAddr) -> Result<(), String> {
+        if self.api_keys.is_none() && !addr.ip().is_loopback() {
+            return Err(format!(
+                "refusing to listen on {addr} without API keys: pass --api-keys FILE, or listen on 127.0.0.1"
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone)]
+struct App {
+    engine: MemoryStores,
+    config: ServerConfig,
+}
+
+/// Per-request context the auth middleware puts into the request's extensions.
+#[derive(Debug, Clone)]
+struct Ctx {
+    request_id: String,
+    actor: Option<Actor>,
+}
+
+/// An error response: the hosted API's envelope.
+#[derive(Debug)]
+struct ApiError {
+    status: StatusCode,
+    kind: &'static str,
+    message: String,
+    extra: Option<(String, String)>,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            kind,
+            message: message.into(),
+            extra: None,
+        }
+    }
+
+    fn invalid(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_request_error", message)
+    }
+
+    fn render(self, request_id: &str) -> Response {
+        let mut error = serde_json::json!({"type": self.kind, "message": self.message});
+        if let Some((id, path)) = self.extra {
+            error["conflicting_memory_id"] = id.into();
+            error["conflicting_path"] = path.into();
+        }
+        let body = serde_json::json!({"type": "error", "error": error, "request_id": request_id});
+        json_response(self.status, &body)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let kind = e.error_type();
+        match e {
+            StoreError::PathConflict {
+                message,
+                conflicting_memory_id,
+                conflicting_path,
+            } => ApiError {
+                status,
+                kind,
+                message,
+                extra: Some((conflicting_memory_id, conflicting_path)),
+            },
+            StoreError::Backend { .. } => {
+                tracing::error!(error = %e, "memory store backend failure");
+                let message = if e.is_retryable() {
+                    "the store is busy; try again"
+                } else {
+                    "internal server error"
+                };
+                ApiError::new(status, kind, message)
+            }
+            other => ApiError::new(status, kind, other.to_string()),
+        }
+    }
+}
+
+fn json_response(status: StatusCode, value: &impl Serialize) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+type Answer = Result<Response, ApiError>;
+
+fn ok(value: &impl Serialize) -> Answer {
+    Ok(json_response(StatusCode::OK, value))
+}
+
+/// The router with every endpoint of the memory-stores API, `GET /health`, and the
+/// authentication and request-id middleware.
+pub fn router(engine: MemoryStores, config: ServerConfig) -> Router {
+    let app = App { engine, config };
+    let stores = "/v1/memory_stores";
+    Router::new()
+        .route("/health", get(health))
+        .route(stores, get(list_stores).post(create_store))
+        .route(
+            &format!("{stores}/{{store}}"),
+            get(retrieve_store).post(update_store).delete(delete_store),
+        )
+        .route(&format!("{stores}/{{store}}/archive"), post(archive_store))
+        .route(
+            &format!("{stores}/{{store}}/memories"),
+            get(list_memories).post(create_memory),
+        )
+        .route(
+            &format!("{stores}/{{store}}/memories/{{memory}}"),
+            get(retrieve_memory)
+                .post(update_memory)
+                .delete(delete_memory),
+        )
+        .route(
+            &format!("{stores}/{{store}}/memory_versions"),
+            get(list_versions),
+        )
+        .route(
+            &format!("{stores}/{{store}}/memory_versions/{{version}}"),
+            get(retrieve_version),
+        )
+        .route(
+            &format!("{stores}/{{store}}/memory_versions/{{version}}/redact"),
+            post(redact_version),
+        )
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(app.clone(), context))
+        .with_state(app)
+}
+
+fn new_request_id() -> String {
+    const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut bytes = [0u8; 24];
+    let _ = getrandom::fill(&mut bytes);
+    let tail: String = bytes
+        .iter()
+        .map(|b| char::from(ALPHABET[usize::from(*b) % 62]))
+        .collect();
+    format!("req_{tail}")
+}
+
+fn presented_key(headers: &HeaderMap) -> Option<&str> {
+    if let Some(key) = headers.get("x-api-key").and_then(|v| v.to_str().ok()) {
+        return Some(key);
+    }
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+}
+
+/// Gives each request an id (the `request-id` response header and `request_id` of errors),
+/// checks its API key and records the actor.
+async fn context(State(app): State<App>, mut request: Request, next: Next) -> Response {
+    let request_id = new_request_id();
+    let mut actor = None;
+    if let Some(keys) = &app.config.api_keys
+        && request.uri().path() != "/health"
+    {
+        match presented_key(request.headers()).and_then(|k| keys.lookup(k)) {
+            Some(id) => actor = Some(Actor::api_key(id)),
+            None => {
+                let message = if presented_key(request.headers()).is_some() {
+                    "invalid x-api-key"
+                } else {
+                    "x-api-key header is required"
+                };
+                return with_request_id(
+                    ApiError::new(StatusCode::UNAUTHORIZED, "authentication_error", message)
+                        .render(&request_id),
+                    &request_id,
+                );
+            }
+        }
+    }
+    request.extensions_mut().insert(Ctx {
+        request_id: request_id.clone(),
+        actor,
+    });
+    with_request_id(next.run(request).await, &request_id)
+}
+
+fn with_request_id(mut response: Response, request_id: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(request_id) {
+        response.headers_mut().insert("request-id", v);
+    }
+    response
+}
+
+fn ctx_of(request: &Request) -> Ctx {
+    request.extensions().get::<Ctx>().cloned().unwrap_or(Ctx {
+        request_id: new_request_id(),
+        actor: None,
+    })
+}
+
+async fn not_found(request: Request) -> Response {
+    let ctx = ctx_of(&request);
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found_error",
+        format!("no route for {} {}", request.method(), request.uri().path()),
+    )
+    .render(&ctx.request_id)
+}
+
+async fn method_not_allowed(request: Request) -> Response {
+    let ctx = ctx_of(&request);
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "invalid_request_error",
+        format!(
+            "{} is not allowed on {}",
+            request.method(),
+            request.uri().path()
+        ),
+    )
+    .render(&ctx.request_id)
+}
+
+async fn health() -> Response {
+    json_response(StatusCode::OK, &serde_json::json!({"status": "ok"}))
+}
+
+/// The parts of a request every handler needs.
+struct Call {
+    ctx: Ctx,
+    query: Vec<(String, String)>,
+    body: Result<Bytes, ApiError>,
+}
+
+async fn call(app: &App, query: Option<String>, request: Request) -> Call {
+    let ctx = ctx_of(&request);
+    let query = query
+        .as_deref()
+        .and_then(|q| serde_urlencoded::from_str::<Vec<(String, String)>>(q).ok())
+        .unwrap_or_default();
+    let body = match axum::body::to_bytes(request.into_body(), app.config.body_limit).await {
+        Ok(bytes) => Ok(bytes),
+        Err(_) => Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request_error",
+            format!(
+                "request body is larger than {} bytes",
+                app.config.body_limit
+            ),
+        )),
+    };
+    Call { ctx, query, body }
+}
+
+impl Call {
+    fn finish(self, answer: Answer) -> Response {
+        answer.unwrap_or_else(|e| e.render(&self.ctx.request_id))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn int(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        self.get(name)
+            .map(|v| {
+                v.parse::<i64>()
+                    .map_err(|_| ApiError::invalid(format!("{name} must be an integer")))
+            })
+            .transpose()
+    }
+
+    fn time(&self, name: &str) -> Result<Option<Timestamp>, ApiError> {
+        self.get(name)
+            .map(|v| {
+                v.parse::<Timestamp>()
+                    .map_err(|_| ApiError::invalid(format!("{name} must be an RFC 3339 date-time")))
+            })
+            .transpose()
+    }
+
+    fn bool(&self, name: &str) -> Result<bool, ApiError> {
+        match self.get(name) {
+            None | Some("false") | Some("False") | Some("0") => Ok(false),
+            Some("true") | Some("True") | Some("1") => Ok(true),
+            Some(_) => Err(ApiError::invalid(format!("{name} must be true or false"))),
+        }
+    }
+
+    fn view(&self, default: View) -> Result<View, ApiError> {
+        match self.get("view") {
+            None => Ok(default),
+            Some(v) => View::parse(v)
+                .ok_or_else(|| ApiError::invalid("view must be \"basic\" or \"full\"")),
+        }
+    }
+
+    fn text(&self, name: &str) -> Option<String> {
+        self.get(name).map(str::to_owned)
+    }
+
+    /// The body as JSON of type `T` (unknown fields and wrong types are a 400).
+    fn json<T: DeserializeOwned>(&mut self) -> Result<T, ApiError> {
+        let body = std::mem::replace(&mut self.body, Ok(Bytes::new()))?;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(ApiError::invalid("request body must be a JSON object"));
+        }
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
+    }
+
+    /// A body that must be empty or a JSON object (endpoints without parameters).
+    fn no_body(&mut self) -> Result<(), ApiError> {
+        let body = std::mem::replace(&mut self.body, Ok(Bytes::new()))?;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&body)
+            .map(|_| ())
+            .map_err(|e| ApiError::invalid(format!("invalid request body: {e}")))
+    }
+}
+
+/// Runs `f` on the parsed request and renders its answer or error.
+macro_rules! handler {
+    ($name:ident, ($($p:ident),*), |$app:ident, $c:ident| $body:block) => {
+        async fn $name(
+            State($app): State<App>,
+            Path(($($p,)*)): Path<($(handler!(@string $p),)*)>,
+            RawQuery(query): RawQuery,
+            request: Request<Body>,
+        ) -> Response {
+            #[allow(unused_mut)]
+            let mut $c = call(&$app, query, request).await;
+            let answer: Answer = async { $body }.await;
+            $c.finish(answer)
+        }
+    };
+    (@string $p:ident) => { String };
+}
+
+async fn list_stores(
+    State(app): State<App>,
+    RawQuery(query): RawQuery,
+    request: Request,
+) -> Response {
+    let c = call(&app, query, request).await;
+    let answer = async {
+        let params = ListStores {
+            created_at_gte: c.time("created_at[gte]")?,
+            created_at_lte: c.time("created_at[lte]")?,
+            include_archived: c.bool("include_archived")?,
+            limit: c.int("limit")?,
+            page: c.text("page"),
+        };
+        ok(&app.engine.list_stores(params).await?)
+    }
+    .await;
+    c.finish(answer)
+}
+
+async fn create_store(
+    State(app): State<App>,
+    RawQuery(query): RawQuery,
+    request: Request,
+) -> Response {
+    let mut c = call(&app, query, request).await;
+    let answer = async {
+        let params: CreateStore = c.json()?;
+        ok(&app.engine.create_store(params).await?)
+    }
+    .await;
+    c.finish(answer)
+}
+
+handler!(retrieve_store, (store), |app, c| {
+    ok(&app.engine.retrieve_store(&store).await?)
+});
+
+handler!(update_store, (store), |app, c| {
+    let params: UpdateStore = c.json()?;
+    ok(&app.engine.update_store(&store, params).await?)
+});
+
+handler!(delete_store, (store), |app, c| {
+    ok(&app.engine.delete_store(&store).await?)
+});
+
+handler!(archive_store, (store), |app, c| {
+    c.no_body()?;
+    ok(&app.engine.archive_store(&store).await?)
+});
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateMemoryBody {
+    path: String,
+    #[serde(default)]
+    content: Option<String>,
+}
+
+handler!(create_memory, (store), |app, c| {
+    let view = c.view(View::Basic)?;
+    let body: CreateMemoryBody = c.json()?;
+    let Some(content) = body.content else {
+        return Err(ApiError::invalid(
+            "content is required (use \"\" for an empty memory)",
+        ));
+    };
+    let actor = c.ctx.actor.clone();
+    let memory = app
+        .engine
+        .create_memory(&store, &body.path, &content, actor)
+        .await?;
+    ok(&memory.with_view(view))
+});
+
+handler!(retrieve_memory, (store, memory), |app, c| {
+    let view = c.view(View::Full)?;
+    ok(&app
+        .engine
+        .retrieve_memory(&store, &memory)
+        .await?
+        .with_view(view))
+});
+
+handler!(update_memory, (store, memory), |app, c| {
+    let view = c.view(View::Basic)?;
+    let params: UpdateMemory = c.json()?;
+    let actor = c.ctx.actor.clone();
+    let updated = app
+        .engine
+        .update_memory(&store, &memory, params, actor)
+        .await?;
+    ok(&updated.with_view(view))
+});
+
+handler!(delete_memory, (store, memory), |app, c| {
+    let expected = c.text("expected_content_sha256");
+    let actor = c.ctx.actor.clone();
+    ok(&app
+        .engine
+        .delete_memory(&store, &memory, expected.as_deref(), actor)
+        .await?)
+});
+
+handler!(list_memories, (store), |app, c| {
+    let params = ListMemories {
+        path_prefix: c.text("path_prefix"),
+        depth: c.int("depth")?,
+        limit: c.int("limit")?,
+        page: c.text("page"),
+        view: c.view(View::Basic)?,
+    };
+    ok(&app.engine.list_memories(&store, params).await?)
+});
+
+handler!(list_versions, (store), |app, c| {
+    let operation = match c.get("operation") {
+        None => None,
+        Some(op) => Some(Operation::parse(op).ok_or_else(|| {
+            ApiError::invalid("operation must be \"created\", \"modified\" or \"deleted\"")
+        })?),
+    };
+    let params = ListVersions {
+        memory_id: c.text("memory_id"),
+        operation,
+        session_id: c.text("session_id"),
+        api_key_id: c.text("api_key_id"),
+        service_account_id: c.text("service_account_id"),
+        created_at_gte: c.time("created_at[gte]")?,
+        created_at_lte: c.time("created_at[lte]")?,
+        limit: c.int("limit")?,
+        page: c.text("page"),
+        view: c.view(View::Basic)?,
+    };
+    ok(&app.engine.list_versions(&store, params).await?)
+});
+
+handler!(retrieve_version, (store, version), |app, c| {
+    let view = c.view(View::Full)?;
+    ok(&app
+        .engine
+        .retrieve_version(&store, &version)
+        .await?
+        .with_view(view))
+});
+
+handler!(redact_version, (store, version), |app, c| {
+    c.no_body()?;
+    let actor = c.ctx.actor.clone();
+    ok(&app.engine.redact_version(&store, &version, actor).await?)
+});
