@@ -13,6 +13,9 @@ use crate::ObjectStoreStorage;
 use crate::error::S3Error;
 use crate::storage::normalize_prefix;
 
+/// A last step applied to the S3 builder (today: plugging in an HTTP connector).
+type ConfigureBuilder = Box<dyn FnOnce(AmazonS3Builder) -> AmazonS3Builder>;
+
 /// How to reach an S3 bucket, and how patiently.
 ///
 /// [`S3Options::from_url`] reads the bucket and prefix from `s3://BUCKET[/PREFIX]`;
@@ -128,9 +131,10 @@ impl S3Options {
         if bucket.is_empty() {
             return Err(bad("no bucket: use s3://BUCKET[/PREFIX]"));
         }
-        if bucket.contains(|c: char| c.is_whitespace() || c.is_control() || c == '?' || c == '#')
-        {
-            return Err(bad("the bucket name holds characters a bucket name cannot have"));
+        if bucket.contains(|c: char| c.is_whitespace() || c.is_control() || c == '?' || c == '#') {
+            return Err(bad(
+                "the bucket name holds characters a bucket name cannot have",
+            ));
         }
         let prefix = normalize_prefix(prefix)?;
         Ok(S3Options::new(bucket, prefix))
@@ -139,9 +143,10 @@ impl S3Options {
     /// Fills every field still unset from the standard `AWS_*` variables (see the table
     /// above), and keeps the other `AWS_*` settings object_store knows.
     pub fn with_env(self) -> Self {
-        self.with_vars(std::env::vars_os().filter_map(|(k, v)| {
-            Some((k.into_string().ok()?, v.into_string().ok()?))
-        }))
+        self.with_vars(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        )
     }
 
     /// [`S3Options::with_env`] over the given variables instead of the process environment.
@@ -150,11 +155,7 @@ impl S3Options {
             .into_iter()
             .filter(|(k, v)| k.starts_with("AWS_") && !v.is_empty())
             .collect();
-        let get = |name: &str| {
-            vars.iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
-        };
+        let get = |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         if self.endpoint.is_none() {
             self.endpoint = get("AWS_ENDPOINT_URL_S3")
                 .or_else(|| get("AWS_ENDPOINT_URL"))
@@ -173,7 +174,8 @@ impl S3Options {
             self.session_token = get("AWS_SESSION_TOKEN");
         }
         if let Some(allow) = get("AWS_ALLOW_HTTP") {
-            self.allow_http = self.allow_http || matches!(allow.trim(), "true" | "1" | "TRUE" | "True");
+            self.allow_http =
+                self.allow_http || matches!(allow.trim(), "true" | "1" | "TRUE" | "True");
         }
         const HANDLED: [&str; 9] = [
             "AWS_ENDPOINT_URL_S3",
@@ -237,6 +239,13 @@ impl S3Options {
     /// [`memory_core::Error::Backend`] when object_store refuses the configuration (an
     /// endpoint that is not a URL, an `http://` endpoint without `allow_http`...).
     pub fn object_store(&self) -> Result<Arc<dyn object_store::ObjectStore>> {
+        self.object_store_with(None)
+    }
+
+    fn object_store_with(
+        &self,
+        connector: Option<ConfigureBuilder>,
+    ) -> Result<Arc<dyn object_store::ObjectStore>> {
         install_crypto_provider();
         let client = ClientOptions::new()
             .with_connect_timeout(self.connect_timeout)
@@ -274,6 +283,9 @@ impl S3Options {
         if let Some(token) = &self.session_token {
             builder = builder.with_token(token);
         }
+        if let Some(with_connector) = connector {
+            builder = with_connector(builder);
+        }
         let store = builder.build().map_err(|source| S3Error::Configure {
             location: self.location(),
             source,
@@ -291,8 +303,27 @@ impl S3Options {
     /// # Errors
     /// As [`S3Options::object_store`], and for a prefix that is not a valid key prefix.
     pub fn build(&self) -> Result<ObjectStoreStorage> {
+        self.build_store(None)
+    }
+
+    /// [`S3Options::build`] with the HTTP requests sent through `connector` instead of
+    /// object_store's default reqwest client: to add a proxy, custom TLS roots, request
+    /// logging or counting (this crate's tests count requests that way).
+    ///
+    /// # Errors
+    /// As [`S3Options::build`].
+    pub fn build_with_connector(
+        &self,
+        connector: impl object_store::client::HttpConnector,
+    ) -> Result<ObjectStoreStorage> {
+        self.build_store(Some(Box::new(move |builder: AmazonS3Builder| {
+            builder.with_http_connector(connector)
+        })))
+    }
+
+    fn build_store(&self, connector: Option<ConfigureBuilder>) -> Result<ObjectStoreStorage> {
         let prefix = normalize_prefix(&self.prefix)?;
-        let store = self.object_store()?;
+        let store = self.object_store_with(connector)?;
         ObjectStoreStorage::with_names(
             store,
             prefix,
@@ -322,7 +353,11 @@ impl fmt::Debug for S3Options {
             .field("max_backoff", &self.max_backoff)
             .field(
                 "extra",
-                &self.extra.iter().map(|(k, _)| k.as_ref()).collect::<Vec<_>>(),
+                &self
+                    .extra
+                    .iter()
+                    .map(|(k, _)| k.as_ref())
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }
@@ -370,17 +405,15 @@ mod tests {
 
     #[test]
     fn env_fills_unset_fields() {
-        let o = S3Options::from_url("s3://b/p")
-            .unwrap()
-            .with_vars(vars(&[
-                ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
-                ("AWS_REGION", "eu-west-1"),
-                ("AWS_ACCESS_KEY_ID", "id"),
-                ("AWS_SECRET_ACCESS_KEY", "very-secret"),
-                ("AWS_ALLOW_HTTP", "true"),
-                ("AWS_COPY_IF_NOT_EXISTS", "header: x: y"),
-                ("HOME", "/root"),
-            ]));
+        let o = S3Options::from_url("s3://b/p").unwrap().with_vars(vars(&[
+            ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
+            ("AWS_REGION", "eu-west-1"),
+            ("AWS_ACCESS_KEY_ID", "id"),
+            ("AWS_SECRET_ACCESS_KEY", "very-secret"),
+            ("AWS_ALLOW_HTTP", "true"),
+            ("AWS_COPY_IF_NOT_EXISTS", "header: x: y"),
+            ("HOME", "/root"),
+        ]));
         assert_eq!(o.endpoint.as_deref(), Some("http://127.0.0.1:9"));
         assert_eq!(o.region.as_deref(), Some("eu-west-1"));
         assert!(o.allow_http);
@@ -392,11 +425,10 @@ mod tests {
 
     #[test]
     fn s3_endpoint_variable_wins_and_explicit_fields_win_over_env() {
-        let o = S3Options::new("b", "")
-            .with_vars(vars(&[
-                ("AWS_ENDPOINT_URL", "http://a"),
-                ("AWS_ENDPOINT_URL_S3", "http://s3-only"),
-            ]));
+        let o = S3Options::new("b", "").with_vars(vars(&[
+            ("AWS_ENDPOINT_URL", "http://a"),
+            ("AWS_ENDPOINT_URL_S3", "http://s3-only"),
+        ]));
         assert_eq!(o.endpoint_url(), "http://s3-only");
         let mut o = S3Options::new("b", "");
         o.endpoint = Some("http://mine/".into());
@@ -410,7 +442,15 @@ mod tests {
 
     #[test]
     fn urls() {
-        for bad in ["", "s3://", "s3:///x", "file:/x", "s3://bad bucket/x", "s3://b/a//c", "s3://b/../x"] {
+        for bad in [
+            "",
+            "s3://",
+            "s3:///x",
+            "file:/x",
+            "s3://bad bucket/x",
+            "s3://b/a//c",
+            "s3://b/../x",
+        ] {
             assert!(S3Options::from_url(bad).is_err(), "{bad:?} must be refused");
         }
         let o = S3Options::from_url("s3://bucket").unwrap();

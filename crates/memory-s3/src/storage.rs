@@ -126,7 +126,12 @@ impl ObjectStoreStorage {
         MemoryPath::parse(&format!("/memories/{rel}")).ok()
     }
 
-    fn request_error(&self, operation: &'static str, key: &Path, source: object_store::Error) -> Error {
+    fn request_error(
+        &self,
+        operation: &'static str,
+        key: &Path,
+        source: object_store::Error,
+    ) -> Error {
         S3Error::Request {
             operation,
             key: key.to_string(),
@@ -213,7 +218,12 @@ impl ObjectStoreStorage {
         }
     }
 
-    fn version_of(&self, key: &Path, e_tag: Option<String>, version: Option<String>) -> Result<Version> {
+    fn version_of(
+        &self,
+        key: &Path,
+        e_tag: Option<String>,
+        version: Option<String>,
+    ) -> Result<Version> {
         match (e_tag, version) {
             (None, None) => Err(S3Error::NoVersion {
                 key: key.to_string(),
@@ -380,9 +390,9 @@ impl Storage for ObjectStoreStorage {
             Err(object_store::Error::AlreadyExists { .. }) if mode == WriteMode::Create => {
                 Err(Error::AlreadyExists { path: path.clone() })
             }
-            Err(object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. })
-                if matches!(mode, WriteMode::Update(_)) =>
-            {
+            Err(
+                object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. },
+            ) if matches!(mode, WriteMode::Update(_)) => {
                 Err(self.explain_failed_update(path, &key).await)
             }
             Err(e) => Err(self.request_error("PUT", &key, e)),
@@ -482,9 +492,7 @@ impl Storage for ObjectStoreStorage {
             let target = if is_file {
                 to_key.clone()
             } else {
-                let Some(target) = self
-                    .memory_path(&source)
-                    .and_then(|p| p.rebase(from, to))
+                let Some(target) = self.memory_path(&source).and_then(|p| p.rebase(from, to))
                 else {
                     return Err(S3Error::RenameTooLong {
                         source_path: source.to_string(),

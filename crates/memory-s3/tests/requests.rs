@@ -1,0 +1,491 @@
+//! Holds the request costs the README documents.
+//!
+//! - `storage_method_calls` and `command_calls`: a recording `ObjectStore` wrapper over
+//!   object_store's `InMemory` sees exactly the object-store calls the README lists for each
+//!   `Storage` method and each memory-tool command (offline, always).
+//! - `command_http_requests_on_s3`: against moto, an HTTP connector that counts what goes on
+//!   the wire sees exactly the S3 requests the README lists (when `MEMORY_TEST_S3_ENDPOINT` is
+//!   set).
+
+mod common;
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use memory_core::{MemoryHandler, MemoryPath, MemoryTool, Storage, WriteMode};
+use memory_s3::ObjectStoreStorage;
+use object_store::client::{
+    HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpService, ReqwestConnector,
+};
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{
+    ClientOptions, CopyMode, CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload,
+    ObjectMeta, ObjectStore, PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult,
+};
+use serde_json::json;
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn take(log: &Log) -> Vec<String> {
+    let mut calls = std::mem::take(&mut *log.lock().unwrap());
+    // Calls sent at once (a HEAD per ancestor next to a LIST) finish in any order.
+    calls.sort();
+    calls
+}
+
+fn calls(list: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = list.iter().map(|s| (*s).to_owned()).collect();
+    out.sort();
+    out
+}
+
+/// Forwards to an inner store and logs every call: `GET`, `HEAD`, `PUT create`,
+/// `PUT overwrite`, `PUT update`, `LIST` (one per listing), `COPY create`, and one `DELETE`
+/// per key handed to `delete_stream`.
+#[derive(Debug)]
+struct Recorder {
+    inner: InMemory,
+    log: Log,
+}
+
+impl fmt::Display for Recorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Recorder({})", self.inner)
+    }
+}
+
+impl Recorder {
+    fn record(&self, call: &str) {
+        self.log.lock().unwrap().push(call.to_owned());
+    }
+}
+
+#[async_trait]
+impl ObjectStore for Recorder {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.record(match opts.mode {
+            PutMode::Overwrite => "PUT overwrite",
+            PutMode::Create => "PUT create",
+            PutMode::Update(_) => "PUT update",
+        });
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.record("MULTIPART");
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        self.record(if options.head { "HEAD" } else { "GET" });
+        self.inner.get_opts(location, options).await
+    }
+
+    async fn get_ranges(
+        &self,
+        location: &Path,
+        ranges: &[Range<u64>],
+    ) -> object_store::Result<Vec<Bytes>> {
+        self.record("GET ranges");
+        self.inner.get_ranges(location, ranges).await
+    }
+
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, object_store::Result<Path>>,
+    ) -> BoxStream<'static, object_store::Result<Path>> {
+        let log = Arc::clone(&self.log);
+        let counted = locations
+            .inspect(move |_| log.lock().unwrap().push("DELETE".to_owned()))
+            .boxed();
+        self.inner.delete_stream(counted)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.record("LIST");
+        self.inner.list(prefix)
+    }
+
+    fn list_with_offset(
+        &self,
+        prefix: Option<&Path>,
+        offset: &Path,
+    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.record("LIST offset");
+        self.inner.list_with_offset(prefix, offset)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.record("LIST delimiter");
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(
+        &self,
+        from: &Path,
+        to: &Path,
+        options: CopyOptions,
+    ) -> object_store::Result<()> {
+        self.record(match options.mode {
+            CopyMode::Create => "COPY create",
+            CopyMode::Overwrite => "COPY overwrite",
+        });
+        self.inner.copy_opts(from, to, options).await
+    }
+}
+
+fn p(raw: &str) -> MemoryPath {
+    MemoryPath::parse(raw).unwrap()
+}
+
+fn recorded_store() -> (ObjectStoreStorage, Log) {
+    let log: Log = Arc::default();
+    let recorder = Recorder {
+        inner: InMemory::new(),
+        log: Arc::clone(&log),
+    };
+    (
+        ObjectStoreStorage::new(Arc::new(recorder), "counted").unwrap(),
+        log,
+    )
+}
+
+async fn seed(storage: &dyn Storage, log: &Log) {
+    for path in [
+        "/memories/notes.md",
+        "/memories/dir/a.md",
+        "/memories/dir/b.md",
+        "/memories/dir/sub/c.md",
+    ] {
+        storage
+            .write(&p(path), b"one\ntwo\n".to_vec(), WriteMode::Overwrite)
+            .await
+            .unwrap();
+    }
+    take(log);
+}
+
+/// Each `Storage` method's calls, as the README's first table lists them.
+#[tokio::test]
+async fn storage_method_calls() {
+    let (s, log) = recorded_store();
+    seed(&s, &log).await;
+
+    s.read(&p("/memories/notes.md")).await.unwrap();
+    assert_eq!(take(&log), calls(&["GET"]), "read");
+
+    s.stat(&p("/memories/notes.md")).await.unwrap();
+    assert_eq!(take(&log), calls(&["HEAD"]), "stat of a file");
+    s.stat(&p("/memories/dir")).await.unwrap();
+    assert_eq!(take(&log), calls(&["HEAD", "LIST"]), "stat of a directory");
+    s.stat(&p("/memories/missing")).await.unwrap();
+    assert_eq!(take(&log), calls(&["HEAD", "LIST"]), "stat of nothing");
+    s.stat(&p("/memories")).await.unwrap();
+    assert_eq!(take(&log), calls(&[]), "stat of /memories");
+
+    let v = s.read(&p("/memories/notes.md")).await.unwrap().version;
+    take(&log);
+    s.write(
+        &p("/memories/notes.md"),
+        b"x".to_vec(),
+        WriteMode::Update(v.clone()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(take(&log), calls(&["PUT update"]), "write(Update)");
+    let e = s
+        .write(
+            &p("/memories/notes.md"),
+            b"y".to_vec(),
+            WriteMode::Update(v),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, memory_core::Error::Conflict { .. }), "{e:?}");
+    assert_eq!(
+        take(&log),
+        calls(&["PUT update", "HEAD"]),
+        "a conflicted write(Update) looks once more, to tell Conflict from NotFound"
+    );
+
+    s.write(&p("/memories/new.md"), b"x".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&["LIST", "PUT create"]),
+        "write(Create) at depth 0"
+    );
+    s.write(
+        &p("/memories/dir/sub/new.md"),
+        b"x".to_vec(),
+        WriteMode::Create,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&["HEAD", "HEAD", "LIST", "PUT create"]),
+        "write(Create) with two directories above: a HEAD each"
+    );
+    s.write(
+        &p("/memories/dir/a.md"),
+        b"x".to_vec(),
+        WriteMode::Overwrite,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&["HEAD", "LIST", "PUT overwrite"]),
+        "write(Overwrite)"
+    );
+
+    s.list(&p("/memories/dir")).await.unwrap();
+    assert_eq!(take(&log), calls(&["LIST"]), "list");
+
+    s.delete(&p("/memories/new.md")).await.unwrap();
+    assert_eq!(take(&log), calls(&["HEAD", "DELETE"]), "delete of a file");
+
+    s.rename(&p("/memories/notes.md"), &p("/memories/dir/notes.md"))
+        .await
+        .unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&["HEAD", "HEAD", "LIST", "COPY create", "DELETE"]),
+        "rename of a file (source HEAD; destination's parent HEAD and LIST; copy; delete)"
+    );
+
+    // /memories/dir now holds a.md, b.md, notes.md, sub/c.md, sub/new.md.
+    s.rename(&p("/memories/dir"), &p("/memories/moved"))
+        .await
+        .unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&[
+            "HEAD",
+            "LIST",
+            "HEAD",
+            "LIST",
+            "COPY create",
+            "COPY create",
+            "COPY create",
+            "COPY create",
+            "COPY create",
+            "DELETE",
+            "DELETE",
+            "DELETE",
+            "DELETE",
+            "DELETE",
+        ]),
+        "rename of a directory of 5 files"
+    );
+
+    s.delete(&p("/memories/moved")).await.unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&[
+            "HEAD", "LIST", "DELETE", "DELETE", "DELETE", "DELETE", "DELETE"
+        ]),
+        "delete of a directory of 5 files"
+    );
+}
+
+/// What each command costs through `MemoryTool`, as the README's second table lists it.
+#[tokio::test]
+async fn command_calls() {
+    let (s, log) = recorded_store();
+    let tool = MemoryTool::new(s);
+    seed(tool.storage(), &log).await;
+    for (input, expected) in command_expectations(false) {
+        let out = tool.execute(&input).await;
+        assert!(!out.is_error, "{input}: {out:?}");
+        assert_eq!(take(&log), calls(&expected), "{input}");
+    }
+}
+
+/// The commands of the README's table and their object-store calls; with `http`, the S3
+/// requests they become on the wire instead (a copy-if-absent is a three-request multipart
+/// upload, a delete is one `POST ?delete` per 1,000 keys).
+fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>)> {
+    let (get, head, list, put_create, put_update, copy, delete): (
+        &[&str],
+        &[&str],
+        &[&str],
+        &[&str],
+        &[&str],
+        &[&str],
+        &[&str],
+    ) = if http {
+        (
+            &["GET"],
+            &["HEAD"],
+            &["LIST"],
+            &["PUT"],
+            &["PUT"],
+            &["POST uploads", "PUT part-copy", "POST complete"],
+            &["POST delete"],
+        )
+    } else {
+        (
+            &["GET"],
+            &["HEAD"],
+            &["LIST"],
+            &["PUT create"],
+            &["PUT update"],
+            &["COPY create"],
+            &["DELETE"],
+        )
+    };
+    let cat = |parts: &[&[&'static str]]| -> Vec<&'static str> {
+        parts.iter().flat_map(|p| p.iter().copied()).collect()
+    };
+    // Directory deletes: one DELETE call per key offline, one POST per 1,000 keys on S3.
+    let delete_n = |n: usize| -> Vec<&'static str> {
+        if http {
+            delete.to_vec()
+        } else {
+            vec!["DELETE"; n]
+        }
+    };
+    vec![
+        (
+            json!({"command": "view", "path": "/memories"}),
+            cat(&[list]),
+        ),
+        (
+            json!({"command": "view", "path": "/memories/notes.md"}),
+            cat(&[head, get]),
+        ),
+        (
+            json!({"command": "view", "path": "/memories/dir"}),
+            cat(&[head, list, list]),
+        ),
+        (
+            json!({"command": "create", "path": "/memories/new.md", "file_text": "x\n"}),
+            // tool: stat (HEAD, LIST), file count (LIST); write: LIST, PUT
+            cat(&[head, list, list, list, put_create]),
+        ),
+        (
+            json!({"command": "create", "path": "/memories/dir/new.md", "file_text": "x\n"}),
+            // as above, plus a HEAD of /memories/dir (is it a file?)
+            cat(&[head, list, list, head, list, put_create]),
+        ),
+        (
+            json!({"command": "str_replace", "path": "/memories/notes.md", "old_str": "two", "new_str": "2"}),
+            cat(&[get, put_update]),
+        ),
+        (
+            json!({"command": "insert", "path": "/memories/notes.md", "insert_line": 0, "insert_text": "zero"}),
+            cat(&[get, put_update]),
+        ),
+        (
+            json!({"command": "rename", "old_path": "/memories/new.md", "new_path": "/memories/renamed.md"}),
+            // tool: stat old (HEAD), stat new (HEAD, LIST); rename: HEAD, LIST, copy, delete
+            cat(&[head, head, list, head, list, copy, delete]),
+        ),
+        (
+            json!({"command": "rename", "old_path": "/memories/dir", "new_path": "/memories/dir2"}),
+            // tool: stat old (HEAD, LIST), stat new (HEAD, LIST), list old (LIST);
+            // rename: HEAD, LIST (sources), LIST + HEAD (destination), 4 copies (a.md, b.md,
+            // new.md, sub/c.md), delete
+            {
+                let mut v = cat(&[head, list, head, list, list, head, list, list, head]);
+                for _ in 0..4 {
+                    v.extend_from_slice(copy);
+                }
+                v.extend(delete_n(4));
+                v
+            },
+        ),
+        (
+            json!({"command": "delete", "path": "/memories/renamed.md"}),
+            cat(&[head, delete]),
+        ),
+        (json!({"command": "delete", "path": "/memories/dir2"}), {
+            let mut v = cat(&[head, list]);
+            v.extend(delete_n(4));
+            v
+        }),
+    ]
+}
+
+/// Counts the HTTP requests object_store sends, by method and S3 operation.
+#[derive(Debug)]
+struct CountingConnector {
+    log: Log,
+}
+
+#[derive(Debug)]
+struct CountingService {
+    inner: HttpClient,
+    log: Log,
+}
+
+impl HttpConnector for CountingConnector {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        Ok(HttpClient::new(CountingService {
+            inner: ReqwestConnector::default().connect(options)?,
+            log: Arc::clone(&self.log),
+        }))
+    }
+}
+
+#[async_trait]
+impl HttpService for CountingService {
+    async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let method = req.method().as_str().to_owned();
+        let query = req.uri().query().unwrap_or("").to_owned();
+        let name = match (method.as_str(), query.as_str()) {
+            ("GET", q) if q.contains("list-type") => "LIST".to_owned(),
+            ("POST", q) if q.contains("uploads") => "POST uploads".to_owned(),
+            ("POST", q) if q.contains("uploadId") => "POST complete".to_owned(),
+            ("POST", q) if q.contains("delete") => "POST delete".to_owned(),
+            ("PUT", q) if q.contains("partNumber") => "PUT part-copy".to_owned(),
+            ("DELETE", q) if q.contains("uploadId") => "DELETE upload".to_owned(),
+            (m, _) => m.to_owned(),
+        };
+        self.log.lock().unwrap().push(name);
+        self.inner.execute(req).await
+    }
+}
+
+#[tokio::test]
+async fn command_http_requests_on_s3() {
+    let Some(server) = common::S3Server::from_env("command_http_requests_on_s3").await else {
+        return;
+    };
+    let log: Log = Arc::default();
+    let storage = server
+        .options("counted")
+        .build_with_connector(CountingConnector {
+            log: Arc::clone(&log),
+        })
+        .unwrap();
+    let tool = MemoryTool::new(storage);
+    seed(tool.storage(), &log).await;
+    for (input, expected) in command_expectations(true) {
+        let out = tool.execute(&input).await;
+        assert!(!out.is_error, "{input}: {out:?}");
+        assert_eq!(take(&log), calls(&expected), "S3 requests of {input}");
+    }
+}
