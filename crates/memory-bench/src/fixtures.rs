@@ -29,6 +29,8 @@ use memory_core::{
 };
 use memory_encrypted::{Encrypted, Key, Keyring};
 use memory_fs::{FsOptions, FsStorage};
+use memory_s3::ObjectStoreStorage;
+use memory_s3::object_store::memory::InMemory;
 use memory_sqlite::{SqliteOptions, SqliteStorage, SyncMode};
 use serde_json::Value;
 use tempfile::TempDir;
@@ -48,17 +50,21 @@ pub enum Backend {
     EncryptedFs,
     /// `Encrypted<SqliteStorage>`.
     EncryptedSqlite,
+    /// `ObjectStoreStorage` (memory-s3) over object_store's `InMemory`: the object-store
+    /// mapping's own cost (conditional puts, listings, copy-based renames), no network.
+    S3Memory,
 }
 
 impl Backend {
     /// Every backend, plain ones first.
-    pub const ALL: [Backend; 6] = [
+    pub const ALL: [Backend; 7] = [
         Backend::Memory,
         Backend::Fs,
         Backend::Sqlite,
         Backend::EncryptedMemory,
         Backend::EncryptedFs,
         Backend::EncryptedSqlite,
+        Backend::S3Memory,
     ];
 
     /// The short name benches and reports use: `mem`, `fs`, `sqlite`, `enc-mem`, ...
@@ -70,6 +76,7 @@ impl Backend {
             Backend::EncryptedMemory => "enc-mem",
             Backend::EncryptedFs => "enc-fs",
             Backend::EncryptedSqlite => "enc-sqlite",
+            Backend::S3Memory => "s3-mem",
         }
     }
 
@@ -79,7 +86,7 @@ impl Backend {
             Backend::EncryptedMemory => Some(Backend::Memory),
             Backend::EncryptedFs => Some(Backend::Fs),
             Backend::EncryptedSqlite => Some(Backend::Sqlite),
-            Backend::Memory | Backend::Fs | Backend::Sqlite => None,
+            Backend::Memory | Backend::Fs | Backend::Sqlite | Backend::S3Memory => None,
         }
     }
 
@@ -93,6 +100,13 @@ impl Backend {
         let storage = match self {
             Backend::Memory | Backend::EncryptedMemory => {
                 let storage = wrap(self, Arc::new(InMemoryStorage::new()));
+                fill(&*storage, files).await?;
+                storage
+            }
+            Backend::S3Memory => {
+                let store = ObjectStoreStorage::new(Arc::new(InMemory::new()), "bench")
+                    .map_err(|e| BenchError::new("open the object store", e))?;
+                let storage: Arc<dyn Storage> = Arc::new(store);
                 fill(&*storage, files).await?;
                 storage
             }

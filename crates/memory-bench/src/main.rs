@@ -1,7 +1,7 @@
 //! `memory-bench`: the helpers of `bench/compare.sh`.
 //!
 //! ```text
-//! memory-bench workload --mix agent --count 3000 --seed 1 --out agent.jsonl --stats agent.json
+//! memory-bench workload --mix agent --count 3000 --seed 1 --out agent.jsonl --stats agent.json --final agent.final.json
 //! memory-bench floor --dir DIR --count 1500 --size 1800 [--sync-dir]
 //! ```
 
@@ -41,6 +41,10 @@ enum Command {
         /// Where to write the workload's statistics as JSON.
         #[arg(long)]
         stats: Option<PathBuf>,
+        /// Where to write, as a JSON object of path to content, the files the workload leaves
+        /// in a store that started empty.
+        #[arg(long = "final")]
+        final_files: Option<PathBuf>,
     },
     /// Does COUNT raw write + fsync + rename operations of SIZE bytes in DIR, and prints the
     /// time they took as JSON.
@@ -68,6 +72,7 @@ fn main() -> ExitCode {
             seed,
             out,
             stats,
+            final_files,
         } => {
             let w = workload::generate(&WorkloadSpec { mix, count, seed });
             let written = match &out {
@@ -81,11 +86,17 @@ fn main() -> ExitCode {
                 eprintln!("memory-bench: cannot write the workload: {e}");
                 return ExitCode::FAILURE;
             }
-            if let Some(path) = stats
-                && let Err(e) = std::fs::write(&path, format!("{:#}\n", w.stats.to_json()))
-            {
-                eprintln!("memory-bench: cannot write {}: {e}", path.display());
-                return ExitCode::FAILURE;
+            let sidecars = [
+                (stats, w.stats.to_json()),
+                (final_files, serde_json::json!(w.final_files)),
+            ];
+            for (path, value) in sidecars {
+                if let Some(path) = path
+                    && let Err(e) = std::fs::write(&path, format!("{value:#}\n"))
+                {
+                    eprintln!("memory-bench: cannot write {}: {e}", path.display());
+                    return ExitCode::FAILURE;
+                }
             }
             ExitCode::SUCCESS
         }
