@@ -370,7 +370,11 @@ mod tests {
         );
         // Bad input gets the contract's own error, not the read-only one.
         let bad = read_only.answer(&json!({"command": "undo"})).await;
-        assert!(bad.text().unwrap().starts_with("Error: Unknown command `undo`"));
+        assert!(
+            bad.text()
+                .unwrap()
+                .starts_with("Error: Unknown command `undo`")
+        );
     }
 
     #[test]
@@ -378,7 +382,8 @@ mod tests {
         let ok = serde_json::to_value(to_call_tool_result(ToolOutput::success("done"))).unwrap();
         assert_eq!(ok["content"], json!([{"type": "text", "text": "done"}]));
         assert_eq!(ok["isError"], json!(false));
-        let err = serde_json::to_value(to_call_tool_result(ToolOutput::error("Error: no"))).unwrap();
+        let err =
+            serde_json::to_value(to_call_tool_result(ToolOutput::error("Error: no"))).unwrap();
         assert_eq!(err["isError"], json!(true));
         let image = serde_json::to_value(to_call_tool_result(ToolOutput::image(
             "image/png",
@@ -396,14 +401,29 @@ mod tests {
         let schema = input_schema();
         let properties = schema["properties"].as_object().unwrap();
         for field in [
-            "command", "path", "view_range", "file_text", "old_str", "new_str", "insert_line",
-            "insert_text", "old_path", "new_path",
+            "command",
+            "path",
+            "view_range",
+            "file_text",
+            "old_str",
+            "new_str",
+            "insert_line",
+            "insert_text",
+            "old_path",
+            "new_path",
         ] {
             assert!(properties.contains_key(field), "{field}");
         }
         assert_eq!(
             properties["command"]["enum"],
-            json!(["view", "create", "str_replace", "insert", "delete", "rename"])
+            json!([
+                "view",
+                "create",
+                "str_replace",
+                "insert",
+                "delete",
+                "rename"
+            ])
         );
         assert_eq!(schema["required"], json!(["command"]));
         let tool = tool_definition(true);

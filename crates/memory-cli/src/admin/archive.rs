@@ -132,7 +132,10 @@ async fn export_to_file(
                 .await
                 .map(|()| summary)
                 .map_err(|e| Failure::new(Exit::Failed, format!("cannot write {shown}: {e}"))),
-            Err(e) => Err(Failure::new(Exit::Failed, format!("cannot write {shown}: {e}"))),
+            Err(e) => Err(Failure::new(
+                Exit::Failed,
+                format!("cannot write {shown}: {e}"),
+            )),
         },
         Err(e) => Err(e.into_failure(&shown)),
     };
@@ -273,7 +276,9 @@ pub(crate) fn parse_archive(bytes: &[u8]) -> Result<Vec<ArchivedFile>, Failure> 
         Some(v) if v > VERSION => {
             return Err(bad(
                 n,
-                format!("archive version {v} was written by a newer memory; this one reads version {VERSION}"),
+                format!(
+                    "archive version {v} was written by a newer memory; this one reads version {VERSION}"
+                ),
             ));
         }
         _ => return Err(bad(n, "missing or unknown archive version")),
@@ -372,12 +377,18 @@ fn parse_file(n: usize, value: &serde_json::Map<String, Value>) -> Result<Archiv
     if size != contents.len() as u64 {
         return Err(bad(
             n,
-            format!("{path} should be {size} bytes but its data is {}", contents.len()),
+            format!(
+                "{path} should be {size} bytes but its data is {}",
+                contents.len()
+            ),
         ));
     }
     let expected = field("sha256")?;
     if !expected.eq_ignore_ascii_case(&sha256_hex(&contents)) {
-        return Err(bad(n, format!("the SHA-256 of {path} does not match its data")));
+        return Err(bad(
+            n,
+            format!("the SHA-256 of {path} does not match its data"),
+        ));
     }
     Ok(ArchivedFile { path, contents })
 }
@@ -555,9 +566,15 @@ mod tests {
         for (p, bytes) in [
             ("/memories/notes.md", b"hello\n".to_vec()),
             ("/memories/.hidden", Vec::new()),
-            ("/memories/img/logo.png", vec![0x89, b'P', b'N', b'G', 0xff, 0x00, 0xfe]),
+            (
+                "/memories/img/logo.png",
+                vec![0x89, b'P', b'N', b'G', 0xff, 0x00, 0xfe],
+            ),
         ] {
-            store.write(&path(p), bytes, WriteMode::Create).await.unwrap();
+            store
+                .write(&path(p), bytes, WriteMode::Create)
+                .await
+                .unwrap();
         }
         store
     }
@@ -572,7 +589,10 @@ mod tests {
         let files = parse_archive(&archive).unwrap();
         assert_eq!(files.len(), 3);
         for file in files {
-            assert_eq!(store.read(&file.path).await.unwrap().contents, file.contents);
+            assert_eq!(
+                store.read(&file.path).await.unwrap().contents,
+                file.contents
+            );
         }
     }
 
@@ -584,16 +604,34 @@ mod tests {
             (String::new(), "empty"),
             (lines[1..].join("\n"), "no memory-archive header"),
             (lines[..lines.len() - 1].join("\n"), "truncated"),
-            (archive.replace("hello", "jello"), "SHA-256 of /memories/notes.md"),
-            (archive.replace(r#""size":6"#, r#""size":7"#), "should be 7 bytes"),
-            (archive.replace(r#""version":1"#, r#""version":9"#), "newer memory"),
-            (archive.replace("/memories/notes.md", "/etc/passwd"), "must start with /memories"),
-            (format!("{archive}{}\n", lines[1]), "data after the end line"),
+            (
+                archive.replace("hello", "jello"),
+                "SHA-256 of /memories/notes.md",
+            ),
+            (
+                archive.replace(r#""size":6"#, r#""size":7"#),
+                "should be 7 bytes",
+            ),
+            (
+                archive.replace(r#""version":1"#, r#""version":9"#),
+                "newer memory",
+            ),
+            (
+                archive.replace("/memories/notes.md", "/etc/passwd"),
+                "must start with /memories",
+            ),
+            (
+                format!("{archive}{}\n", lines[1]),
+                "data after the end line",
+            ),
             (
                 [lines[0], lines[1], lines[1], lines[lines.len() - 1]].join("\n"),
                 "appears twice",
             ),
-            (archive.replace(r#""files":3"#, r#""files":4"#), "counts do not match"),
+            (
+                archive.replace(r#""files":3"#, r#""files":4"#),
+                "counts do not match",
+            ),
             (archive.replacen("{", "[", 2), "not"),
         ];
         for (text, expected) in cases {
@@ -609,13 +647,20 @@ mod tests {
     async fn targets_in_the_way_are_listed_before_writing() {
         let store = sample().await;
         let taken = [path("/memories/notes.md")];
-        let failure = check_targets(&store, &taken, false, "import").await.unwrap_err();
+        let failure = check_targets(&store, &taken, false, "import")
+            .await
+            .unwrap_err();
         assert_eq!(failure.exit, Exit::Exists);
         assert!(failure.message.contains("/memories/notes.md"), "{failure}");
         assert!(check_targets(&store, &taken, true, "import").await.is_ok());
         let under_file = [path("/memories/notes.md/x")];
-        let failure = check_targets(&store, &under_file, true, "copy").await.unwrap_err();
-        assert!(failure.message.contains("/memories/notes.md is a file"), "{failure}");
+        let failure = check_targets(&store, &under_file, true, "copy")
+            .await
+            .unwrap_err();
+        assert!(
+            failure.message.contains("/memories/notes.md is a file"),
+            "{failure}"
+        );
         let dir = [path("/memories/img")];
         let failure = check_targets(&store, &dir, true, "copy").await.unwrap_err();
         assert!(failure.message.contains("is a directory"), "{failure}");

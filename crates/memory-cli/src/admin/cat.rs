@@ -21,8 +21,8 @@ pub(crate) async fn run(args: CatArgs) -> Outcome {
         Ok(file) => write_stdout(&file.contents),
         Err(Error::NotFound { .. }) => {
             // A directory reads as "not found" too; say which it is.
-            let is_dir = path.is_root()
-                || matches!(store.stat(&path).await, Ok(Some(Entry::Directory)));
+            let is_dir =
+                path.is_root() || matches!(store.stat(&path).await, Ok(Some(Entry::Directory)));
             let message = if is_dir {
                 format!("{path} is a directory, not a file (use `memory ls {path}`)")
             } else {

@@ -2,23 +2,22 @@
 
 use std::path::PathBuf;
 
-use memory_cli::store_url::StoreUrl;
 use memory_core::{Error, MemoryPath};
 
 use super::archive::{Written, check_targets, partial_failure, plural, write_mode};
 use super::progress::Progress;
-use super::{Access, Exit, Failure, Outcome, human_size, open_store};
+use super::{Access, Exit, Failure, Outcome, human_size, open_store, same_store};
 
 /// Arguments of `memory copy`.
 #[derive(Debug, clap::Args)]
-#[command(after_long_help = "\
+#[command(after_long_help = concat!("\
 Examples:
   memory copy ./memory sqlite:memory.db
   memory copy ./memory ./encrypted --to-encryption-key-file key.hex
 
 Every file is read back from TO and compared after it is written. Hidden files are
 included. Modification times are not carried over (TO stamps each file as it is
-written). MEMORY_STORE and MEMORY_ENCRYPTION_KEY_FILE are not used by copy.")]
+written). MEMORY_STORE and MEMORY_ENCRYPTION_KEY_FILE are not used by copy.", "\n\n", exit_status_help!()))]
 pub(crate) struct CopyArgs {
     /// The store to copy from (a directory path, file:PATH, sqlite:PATH, s3://..., mem:).
     from: String,
@@ -45,22 +44,28 @@ pub(crate) struct CopyArgs {
 }
 
 pub(crate) async fn run(args: CopyArgs) -> Outcome {
-    let same_url = matches!(
-        (args.from.parse::<StoreUrl>(), args.to.parse::<StoreUrl>()),
-        (Ok(a), Ok(b)) if a == b && a != StoreUrl::Memory
-    );
-    if same_url {
+    if same_store(&args.from, &args.to) {
         return Err(Failure::new(
             Exit::Usage,
             "FROM and TO are the same store; nothing to copy",
         ));
     }
-    let from = open_store(&args.from, args.from_encryption_key_file.as_deref(), Access::Existing).await?;
+    let from = open_store(
+        &args.from,
+        args.from_encryption_key_file.as_deref(),
+        Access::Existing,
+    )
+    .await?;
     let files = from
         .list(&MemoryPath::root())
         .await
         .map_err(|e| Failure::storage("list /memories", e))?;
-    let to = open_store(&args.to, args.to_encryption_key_file.as_deref(), Access::CreateIfMissing).await?;
+    let to = open_store(
+        &args.to,
+        args.to_encryption_key_file.as_deref(),
+        Access::CreateIfMissing,
+    )
+    .await?;
     let paths: Vec<MemoryPath> = files.iter().map(|f| f.path.clone()).collect();
     check_targets(to.as_ref(), &paths, args.overwrite, "copy").await?;
 
@@ -76,7 +81,13 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
                 progress.inc();
                 continue;
             }
-            Err(e) => return Err(partial_failure(&format!("read {path} from FROM"), e, written)),
+            Err(e) => {
+                return Err(partial_failure(
+                    &format!("read {path} from FROM"),
+                    e,
+                    written,
+                ));
+            }
         };
         let size = contents.len() as u64;
         to.write(path, contents.clone(), mode.clone())
@@ -89,7 +100,9 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
         if copy.contents != contents {
             return Err(Failure::new(
                 Exit::Failed,
-                format!("{path} reads back different from what was written to TO; the copy is not trustworthy"),
+                format!(
+                    "{path} reads back different from what was written to TO; the copy is not trustworthy"
+                ),
             ));
         }
         written.files += 1;

@@ -6,7 +6,9 @@ use std::time::Duration;
 /// `h`, `d` (24 hours) and `w` (7 days).
 pub(crate) fn parse_duration(raw: &str) -> Result<Duration, String> {
     let usage = || {
-        format!("invalid duration `{raw}`: use a number and a unit (s, m, h, d, w), e.g. 30d, 12h, 90m or 1d12h")
+        format!(
+            "invalid duration `{raw}`: use a number and a unit (s, m, h, d, w), e.g. 30d, 12h, 90m or 1d12h"
+        )
     };
     let text = raw.trim();
     if text.is_empty() {
@@ -15,7 +17,9 @@ pub(crate) fn parse_duration(raw: &str) -> Result<Duration, String> {
     let mut total: u64 = 0;
     let mut rest = text;
     while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         if digits == 0 {
             return Err(usage());
         }
@@ -56,9 +60,23 @@ mod tests {
 
     #[test]
     fn refused() {
-        for raw in ["", "30", "d", "30x", "-1d", "1.5h", "30 d", "1d1", "99999999999999999999s"] {
+        for raw in [
+            "",
+            "30",
+            "d",
+            "30x",
+            "-1d",
+            "1.5h",
+            "30 d",
+            "1d1",
+            "99999999999999999999s",
+        ] {
             assert!(parse_duration(raw).is_err(), "{raw}");
         }
-        assert!(parse_duration("99999999999999w").unwrap_err().contains("too long"));
+        assert!(
+            parse_duration("99999999999999w")
+                .unwrap_err()
+                .contains("too long")
+        );
     }
 }

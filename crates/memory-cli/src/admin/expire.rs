@@ -12,14 +12,14 @@ use super::{Access, Failure, Outcome, StoreArgs, human_size, time, write_stdout}
 
 /// Arguments of `memory expire`.
 #[derive(Debug, clap::Args)]
-#[command(after_long_help = "\
+#[command(after_long_help = concat!("\
 Prints the path of every file deleted (or, with --dry-run, that would be) on standard
 output, one per line, and a summary on standard error. Hidden files count too. Files
 whose store does not record a modification time are kept (and counted in the summary).
 
 Examples:
   memory expire --older-than 30d --dry-run
-  memory expire --older-than 1d12h --store sqlite:memory.db")]
+  memory expire --older-than 1d12h --store sqlite:memory.db", "\n\n", exit_status_help!()))]
 pub(crate) struct ExpireArgs {
     /// Delete files not modified for this long: a number and a unit, s, m, h, d (days) or
     /// w (weeks), e.g. 30d, 12h, 90m, or combined as 1d12h.
@@ -92,13 +92,21 @@ pub(crate) async fn run(args: ExpireArgs) -> Outcome {
     progress.finish();
     write_stdout(listed.as_bytes())?;
     if !args.quiet {
-        let verb = if args.dry_run { "would delete" } else { "deleted" };
+        let verb = if args.dry_run {
+            "would delete"
+        } else {
+            "deleted"
+        };
         eprintln!(
             "memory: {verb} {count} file{} ({}) not modified since {}{}",
             plural(count),
             human_size(bytes),
             time::rfc3339(cutoff),
-            if args.dry_run { " (dry run: nothing was deleted)" } else { "" }
+            if args.dry_run {
+                " (dry run: nothing was deleted)"
+            } else {
+                ""
+            }
         );
         if undated > 0 {
             eprintln!(

@@ -5,11 +5,13 @@ use std::collections::BTreeMap;
 use memory_core::{Entry, FileMeta, MemoryPath, Storage};
 use serde_json::{Value, json};
 
-use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, parse_path, time, write_stdout};
+use super::{
+    Access, Exit, Failure, Outcome, StoreArgs, human_size, parse_path, time, write_stdout,
+};
 
 /// Arguments of `memory ls`.
 #[derive(Debug, clap::Args)]
-#[command(after_long_help = "\
+#[command(after_long_help = concat!("\
 Output (a tree; sizes as in the memory tool's view, a directory's size is the total below it):
 
   /memories  1.5K in 3 files
@@ -21,7 +23,7 @@ Output (a tree; sizes as in the memory tool's view, a directory's size is the to
 --json prints one object:
   {\"path\": \"/memories\", \"type\": \"directory\", \"size\": 1536, \"file_count\": 3,
    \"files\": [{\"path\": \"/memories/notes.md\", \"size\": 120, \"modified\": \"2025-01-31T12:00:00Z\"}, ...]}
-(\"type\" is \"file\" when PATH is a file; \"modified\" is null where the store does not know it).")]
+(\"type\" is \"file\" when PATH is a file; \"modified\" is null where the store does not know it).", "\n\n", exit_status_help!()))]
 pub(crate) struct LsArgs {
     /// The directory (or file) to list.
     #[arg(default_value = "/memories")]
@@ -63,7 +65,10 @@ pub(crate) async fn collect(
             .map_err(|e| Failure::storage(&format!("look up {path}"), e))?
     };
     match entry {
-        None => Err(Failure::new(Exit::NotFound, format!("{path} does not exist"))),
+        None => Err(Failure::new(
+            Exit::NotFound,
+            format!("{path} does not exist"),
+        )),
         Some(Entry::File(meta)) => Ok((false, vec![meta])),
         Some(Entry::Directory) => {
             let files = store
@@ -207,10 +212,7 @@ mod tests {
             render_tree(&projects, true, &files[2..]),
             "/memories/projects  1.4K in 2 files\n├── a.md  1K\n└── deep/  400B\n    └── b.png  400B\n"
         );
-        assert_eq!(
-            render_tree(&root, true, &[]),
-            "/memories  0B in 0 files\n"
-        );
+        assert_eq!(render_tree(&root, true, &[]), "/memories  0B in 0 files\n");
         assert_eq!(
             render_tree(&files[1].path, false, &files[1..2]),
             "/memories/notes.md  120B\n"

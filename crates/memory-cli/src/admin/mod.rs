@@ -8,6 +8,22 @@
 //!
 //! Exit statuses ([`Exit`]) are part of the interface: scripts may rely on them.
 
+/// The exit-status table shown by every admin command's `--help`, as a literal so that
+/// `concat!` can append it to longer help texts.
+macro_rules! exit_status_help {
+    () => {
+        "Exit status:
+  0  success
+  1  the store failed, or a local file could not be read or written
+  2  usage error: bad arguments, an invalid /memories path or duration, or a store
+     URL that is invalid or cannot be opened
+  3  not found: nothing at the path (for cat: not a file), or the store does not exist
+  4  already exists: the destination is taken (mv, put --no-overwrite), or import /
+     copy would overwrite files (pass --overwrite)
+  5  import: the archive is damaged, truncated or altered (checksum mismatch)"
+    };
+}
+
 mod archive;
 mod cat;
 mod copy;
@@ -30,16 +46,7 @@ use memory_cli::store_url::{self, OpenOptions, StoreUrl};
 use memory_core::{Error, MemoryPath, Storage};
 
 /// The exit statuses of the admin commands (and of `memory mcp` at start-up).
-pub(crate) const EXIT_STATUS_HELP: &str = "\
-Exit status:
-  0  success
-  1  the store failed, or a local file could not be read or written
-  2  usage error: bad arguments, an invalid /memories path or duration, or a store
-     URL that is invalid or cannot be opened
-  3  not found: nothing at the path (for cat: not a file), or the store does not exist
-  4  already exists: the destination is taken (mv, put --no-overwrite), or import /
-     copy would overwrite files (pass --overwrite)
-  5  import: the archive is damaged, truncated or altered (checksum mismatch)";
+pub(crate) const EXIT_STATUS_HELP: &str = exit_status_help!();
 
 /// Why an admin command stopped; each has its exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +84,9 @@ impl Failure {
     /// (which may hold host paths) goes to the debug log only.
     pub(crate) fn storage(doing: &str, err: Error) -> Self {
         match err {
-            Error::NotFound { path } => Failure::new(Exit::NotFound, format!("{path} does not exist")),
+            Error::NotFound { path } => {
+                Failure::new(Exit::NotFound, format!("{path} does not exist"))
+            }
             Error::AlreadyExists { path } => {
                 Failure::new(Exit::Exists, format!("{path} already exists"))
             }
@@ -99,10 +108,7 @@ impl Failure {
                 } else {
                     "run with RUST_LOG=debug for the details"
                 };
-                Failure::new(
-                    Exit::Failed,
-                    format!("the store failed to {doing}; {hint}"),
-                )
+                Failure::new(Exit::Failed, format!("the store failed to {doing}; {hint}"))
             }
         }
     }
@@ -121,7 +127,12 @@ pub(crate) type Outcome = Result<(), Failure>;
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct StoreArgs {
     /// The store: a directory path, file:PATH, sqlite:PATH, s3://BUCKET[/PREFIX] or mem:.
-    #[arg(long, env = "MEMORY_STORE", default_value = "./memory", value_name = "URL")]
+    #[arg(
+        long,
+        env = "MEMORY_STORE",
+        default_value = "./memory",
+        value_name = "URL"
+    )]
     pub(crate) store: String,
 
     /// Decrypt and encrypt with the 32-byte key in FILE (64 hex characters; see `memory keygen`).
@@ -171,6 +182,14 @@ pub(crate) async fn open_store(
         .map_err(|e| Failure::new(Exit::Usage, error_chain(&e)))?;
     tracing::debug!(store = %store, "store opened");
     Ok(store)
+}
+
+/// Whether two store URLs name the same persistent store (`mem:` stores never are).
+pub(crate) fn same_store(a: &str, b: &str) -> bool {
+    matches!(
+        (a.parse::<StoreUrl>(), b.parse::<StoreUrl>()),
+        (Ok(a), Ok(b)) if a == b && a != StoreUrl::Memory
+    )
 }
 
 impl StoreArgs {

@@ -52,10 +52,8 @@ impl Progress {
     /// One more file done.
     pub(crate) fn inc(&mut self) {
         self.done = self.done.saturating_add(1);
-        let due = self
-            .last_draw
-            .is_none_or(|at| at.elapsed() >= REDRAW_EVERY)
-            || self.done >= self.total;
+        let due =
+            self.last_draw.is_none_or(|at| at.elapsed() >= REDRAW_EVERY) || self.done >= self.total;
         if due {
             self.draw();
         }
@@ -63,11 +61,11 @@ impl Progress {
 
     /// Erases the bar (the caller prints its own summary).
     pub(crate) fn finish(&mut self) {
-        if let Some(out) = self.out.as_mut() {
-            if self.last_draw.is_some() {
-                let _ = write!(out, "\r\x1b[2K");
-                let _ = out.flush();
-            }
+        if let Some(out) = self.out.as_mut()
+            && self.last_draw.is_some()
+        {
+            let _ = write!(out, "\r\x1b[2K");
+            let _ = out.flush();
         }
         self.out = None;
     }

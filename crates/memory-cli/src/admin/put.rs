@@ -64,7 +64,11 @@ async fn read_local(file: PathBuf) -> Result<Vec<u8>, Failure> {
     .await
     .map_err(|e| Failure::new(Exit::Failed, format!("cannot read {shown}: {e}")))?;
     read.map_err(|e| {
-        let what = if shown == "-" { "standard input".to_owned() } else { shown };
+        let what = if shown == "-" {
+            "standard input".to_owned()
+        } else {
+            shown
+        };
         Failure::new(Exit::Failed, format!("cannot read {what}: {e}"))
     })
 }

@@ -30,11 +30,18 @@ pub(crate) async fn run(args: RmArgs) -> Outcome {
             .map_err(|e| Failure::storage(&format!("look up {path}"), e))?
     };
     match entry {
-        None => return Err(Failure::new(Exit::NotFound, format!("{path} does not exist"))),
+        None => {
+            return Err(Failure::new(
+                Exit::NotFound,
+                format!("{path} does not exist"),
+            ));
+        }
         Some(Entry::Directory) if !args.recursive => {
             return Err(Failure::new(
                 Exit::Usage,
-                format!("{path} is a directory; pass --recursive to delete it and everything below it"),
+                format!(
+                    "{path} is a directory; pass --recursive to delete it and everything below it"
+                ),
             ));
         }
         Some(_) => {}

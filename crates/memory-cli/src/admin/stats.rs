@@ -9,13 +9,13 @@ use super::{Access, Failure, Outcome, StoreArgs, human_size, time, write_stdout}
 
 /// Arguments of `memory stats`.
 #[derive(Debug, clap::Args)]
-#[command(after_long_help = "\
+#[command(after_long_help = concat!("\
 --json prints one object:
   {\"files\": 3, \"directories\": 1, \"bytes\": 1536,
    \"largest\": [{\"path\": \"/memories/projects/a.md\", \"size\": 1024, \"modified\": \"2025-01-31T12:00:00Z\"}, ...],
    \"oldest\": {\"path\": ..., \"size\": ..., \"modified\": ...} or null,
    \"newest\": {...} or null}
-Files and directories include hidden ones; \"largest\" is sorted by size, then path.")]
+Files and directories include hidden ones; \"largest\" is sorted by size, then path.", "\n\n", exit_status_help!()))]
 pub(crate) struct StatsArgs {
     /// How many of the largest files to show.
     #[arg(long, default_value_t = 10, value_name = "N")]
@@ -149,6 +149,9 @@ mod tests {
             empty.to_json(),
             json!({"files": 0, "directories": 0, "bytes": 0, "largest": [], "oldest": null, "newest": null})
         );
-        assert_eq!(empty.to_text(), "files        0\ndirectories  0\nbytes        0 (0B)\n");
+        assert_eq!(
+            empty.to_text(),
+            "files        0\ndirectories  0\nbytes        0 (0B)\n"
+        );
     }
 }
