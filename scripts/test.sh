@@ -3,10 +3,10 @@
 #
 #   scripts/test.sh
 #
-# Steps: the Python venv with the reference SDK (tests/oracle/setup.sh, idempotent), formatting,
-# clippy, the workspace's tests (cargo nextest, or cargo test where nextest is missing), the
-# doc-tests, then the differential check of the `memory` binary against the Python SDK
-# (tests/oracle/classify.py). Environment: ORACLE_VENV (where the venv goes),
+# Steps: the Python venv with the reference SDK (tests/oracle/setup.sh, idempotent), the
+# workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, then
+# the differential check of the `memory` binary against the Python SDK (tests/oracle/classify.py).
+# Formatting and lints are scripts/lint.sh. Environment: ORACLE_VENV (where the venv goes),
 # ORACLE_SEED / ORACLE_COUNT (the generated cases; default 1 / 300).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,12 +16,6 @@ step() { printf '\n==> %s\n' "$*"; }
 export ORACLE_VENV="${ORACLE_VENV:-$HOME/.cache/memory-oracle/py}"
 step "Python venv with the reference SDK (anthropic==2.14.0)"
 bash tests/oracle/setup.sh
-
-step "cargo fmt --check"
-cargo fmt --all -- --check
-
-step "cargo clippy"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 step "tests"
 if cargo nextest --version >/dev/null 2>&1; then

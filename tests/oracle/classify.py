@@ -173,10 +173,6 @@ def parse_listing(text: str) -> Optional[Tuple[str, List[Tuple[str, str]]]]:
     return head, entries
 
 
-def strip_prefix(text: Any) -> Any:
-    return text[len("Error: "):] if isinstance(text, str) and text.startswith("Error: ") else text
-
-
 def echo_variants(text: str, inp: Dict[str, Any]) -> str:
     """Replace each raw path of the input by its normalized echo."""
     for p in input_paths(inp):

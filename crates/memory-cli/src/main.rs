@@ -49,7 +49,7 @@ Store URLs (--store or MEMORY_STORE):
   PATH, file:PATH        a directory; /memories/x is PATH/memories/x
   sqlite:PATH            a SQLite database file
   mem:                   in memory, gone at exit
-  s3://BUCKET[/PREFIX]   not available yet (the S3 backend comes later)
+  s3://BUCKET[/PREFIX]   not available in this program yet
 
 Example:
 

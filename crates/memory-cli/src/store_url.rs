@@ -5,7 +5,7 @@
 //! | `PATH`, `file:PATH`, `file:///abs/path` | a directory; `/memories/x` is `PATH/memories/x` |
 //! | `mem:` | in memory, gone when the program exits |
 //! | `sqlite:PATH` | one SQLite database file (feature `sqlite`) |
-//! | `s3://BUCKET[/PREFIX]` | an S3 bucket (not available yet: the S3 backend is a later issue) |
+//! | `s3://BUCKET[/PREFIX]` | an S3 bucket: not available in this program yet (exit status 2) |
 //!
 //! A word of two or more letters followed by `:` is read as a scheme, so a directory whose name
 //! looks like one (`notes:2024`) is written `./notes:2024` or `file:notes:2024`.
@@ -222,8 +222,8 @@ async fn open_plain(url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
         StoreUrl::Sqlite(path) => open_sqlite(path, url).await,
         StoreUrl::S3 { .. } => Err(OpenError::Unavailable {
             url: url.to_string(),
-            reason: "S3 stores are not available yet: the S3 backend (memory-s3) has not \
-                     been built; use a directory, sqlite:PATH or mem: for now"
+            reason: "S3 stores are not available yet in the `memory` program (from Rust, use \
+                     the memory-s3 crate); use a directory, sqlite:PATH or mem: for now"
                 .to_owned(),
         }),
     }
