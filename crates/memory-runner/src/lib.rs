@@ -36,6 +36,11 @@ pub use memory_fs as fs;
 #[cfg(feature = "sqlite")]
 pub use memory_sqlite as sqlite;
 
+/// The S3 backend, [`ObjectStoreStorage`](memory_s3::ObjectStoreStorage) and
+/// [`S3Options`](memory_s3::S3Options) (feature `s3`).
+#[cfg(feature = "s3")]
+pub use memory_s3 as s3;
+
 /// The encrypted envelope, [`Encrypted`](memory_encrypted::Encrypted) and
 /// [`Keyring`](memory_encrypted::Keyring) (feature `encrypted`).
 #[cfg(feature = "encrypted")]

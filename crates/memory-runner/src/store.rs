@@ -5,7 +5,7 @@
 //! | `PATH`, `file:PATH`, `file:///abs/path` | a directory; `/memories/x` is `PATH/memories/x` | `fs` |
 //! | `mem:` | in memory, gone when the program exits | always |
 //! | `sqlite:PATH` | one SQLite database file | `sqlite` |
-//! | `s3://BUCKET[/PREFIX]` | an S3 bucket (not available yet: the S3 backend has not landed) | |
+//! | `s3://BUCKET[/PREFIX]` | an S3 bucket; endpoint, region and credentials from the `AWS_*` variables (`AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP=true`...) | `s3` |
 //!
 //! [`OpenOptions::with_encryption_key_file`] wraps any of them in the encrypted envelope
 //! (feature `encrypted`). A backend this build lacks is a clear "compiled without feature"
@@ -251,7 +251,12 @@ pub async fn open_url(
     }
 }
 
-#[cfg(not(all(feature = "fs", feature = "sqlite", feature = "encrypted")))]
+#[cfg(not(all(
+    feature = "fs",
+    feature = "sqlite",
+    feature = "s3",
+    feature = "encrypted"
+)))]
 fn without_feature(url: &StoreUrl, feature: &str, what: &str) -> OpenError {
     OpenError::Unavailable {
         url: url.to_string(),
@@ -264,14 +269,26 @@ async fn open_plain(url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
         StoreUrl::Memory => Ok(Arc::new(memory_core::InMemoryStorage::new())),
         StoreUrl::Dir(path) => open_dir(path, url).await,
         StoreUrl::Sqlite(path) => open_sqlite(path, url).await,
-        StoreUrl::S3 { .. } => Err(OpenError::Unavailable {
-            url: url.to_string(),
-            reason: "S3 stores are not available yet: this build was compiled without feature \
-                     `s3` (the S3 backend has not landed); use a directory, sqlite:PATH or mem: \
-                     for now"
-                .to_owned(),
-        }),
+        StoreUrl::S3 { bucket, prefix } => open_s3(bucket, prefix, url),
     }
+}
+
+#[cfg(feature = "s3")]
+fn open_s3(bucket: &str, prefix: &str, url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
+    // Reads the `AWS_*` variables; sends nothing (a wrong endpoint shows on first use).
+    let store = memory_s3::S3Options::new(bucket, prefix)
+        .with_env()
+        .build()
+        .map_err(|source| OpenError::Backend {
+            url: url.to_string(),
+            source,
+        })?;
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "s3"))]
+fn open_s3(_bucket: &str, _prefix: &str, url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
+    Err(without_feature(url, "s3", "S3 stores"))
 }
 
 /// Runs a blocking open on the blocking pool.
@@ -434,12 +451,22 @@ mod tests {
         }
     }
 
+    #[cfg(not(feature = "s3"))]
     #[tokio::test]
-    async fn s3_is_not_available_yet() {
-        let err = open_url(&parse("s3://bucket").unwrap(), &OpenOptions::new())
-            .await
-            .expect_err("s3 must not open");
-        assert!(err.to_string().contains("not available yet"), "{err}");
+    async fn s3_needs_s3() {
+        let err = open("s3://bucket").await.expect_err("no s3 backend");
+        assert!(
+            err.to_string().contains("compiled without feature `s3`"),
+            "{err}"
+        );
+    }
+
+    #[cfg(feature = "s3")]
+    #[tokio::test]
+    async fn s3_store_opens_without_sending_anything() {
+        // Nothing is sent on open, so no server is needed.
+        let store = open("s3://agent-memory/team-a").await.unwrap();
+        assert_eq!(store.to_string(), "S3(s3://agent-memory/team-a)");
     }
 
     #[tokio::test]
