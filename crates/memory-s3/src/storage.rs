@@ -97,6 +97,17 @@ impl ObjectStoreStorage {
         })
     }
 
+    /// Checks that the store answers: one LIST request (a page of at most one listing of
+    /// `PREFIX/memories/`). Building a store sends nothing, so a program that wants a wrong
+    /// endpoint, missing bucket or bad credentials to show at start (as `memory exec` does)
+    /// calls this first.
+    ///
+    /// # Errors
+    /// [`memory_core::Error::Backend`] naming the endpoint and bucket, after the retries.
+    pub async fn check(&self) -> Result<()> {
+        self.has_children(&self.base).await.map(|_| ())
+    }
+
     /// The object store underneath.
     pub fn object_store(&self) -> &Arc<dyn ObjectStore> {
         &self.store

@@ -62,6 +62,11 @@ async fn unreachable_server_is_a_clear_error_naming_the_endpoint() {
     );
     assert!(text.contains("bucket"), "{text}");
     assert!(e.is_retryable(), "a network failure is temporary: {e:?}");
+    let e = storage.check().await.unwrap_err();
+    assert!(
+        e.to_string().contains(&endpoint),
+        "check names the endpoint: {e}"
+    );
 
     let tool = MemoryTool::new(storage);
     let out = tool

@@ -327,14 +327,15 @@ async fn command_calls() {
 /// requests they become on the wire instead (a copy-if-absent is a three-request multipart
 /// upload, a delete is one `POST ?delete` per 1,000 keys).
 fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>)> {
+    type Calls = &'static [&'static str];
     let (get, head, list, put_create, put_update, copy, delete): (
-        &[&str],
-        &[&str],
-        &[&str],
-        &[&str],
-        &[&str],
-        &[&str],
-        &[&str],
+        Calls,
+        Calls,
+        Calls,
+        Calls,
+        Calls,
+        Calls,
+        Calls,
     ) = if http {
         (
             &["GET"],

@@ -224,6 +224,8 @@ async fn missing_bucket_is_a_clear_error() {
     let mut options = server.options("x");
     options.bucket = "no-such-bucket-for-memory".into();
     let storage = options.build().unwrap();
+    let e = storage.check().await.unwrap_err();
+    assert!(e.to_string().contains(&server.endpoint), "{e}");
     let e = storage.list(&p("/memories")).await.unwrap_err();
     let text = e.to_string();
     assert!(text.contains(&server.endpoint), "{text}");
