@@ -9,7 +9,8 @@
 #   scripts/s3-test-server.sh install                 only create the virtualenv
 #
 # Exported for the tests: MEMORY_TEST_S3_ENDPOINT, and AWS_ENDPOINT_URL, AWS_ALLOW_HTTP,
-# AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY for `s3://` store URLs.
+# AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY for `s3://` store URLs. The server starts
+# with one bucket, `memory-local` (e.g. `memory exec --store s3://memory-local/notes`).
 #
 # Needs python3 (with venv) and the package registry. Moto 5.2.5 is pinned because the tests
 # rely on its conditional writes: PutObject with If-None-Match: * and If-Match: <etag>, and
@@ -68,7 +69,9 @@ while time.time() < deadline:
 sys.exit(1)
 PY
         then
-            log "moto $MOTO_VERSION listening on http://127.0.0.1:$port (pid $pid)"
+            # A bucket for examples and manual runs (the tests make their own).
+            "$venv/bin/python" -c 'import sys, urllib.request; urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/memory-local", method="PUT"), timeout=10)' "$port"
+            log "moto $MOTO_VERSION listening on http://127.0.0.1:$port (pid $pid), bucket memory-local"
             print_env "$port"
             return
         fi
