@@ -94,11 +94,11 @@ async fn main() {
     let a = Arc::new(MemoryTool::new(open(&url, &offline)));
     let b = Arc::new(MemoryTool::new(open(&url, &offline)));
     println!("host-a and host-b both use {}\n", a.storage());
-    if offline.is_none() {
-        if let Err(e) = a.storage().check().await {
-            eprintln!("cannot reach {url}: {e}");
-            std::process::exit(2);
-        }
+    if offline.is_none()
+        && let Err(e) = a.storage().check().await
+    {
+        eprintln!("cannot reach {url}: {e}");
+        std::process::exit(2);
     }
 
     // A fresh start, so the example can run again on the same store.
