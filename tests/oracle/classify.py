@@ -733,6 +733,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                 print(json.dumps(u, ensure_ascii=False)[:1500])
     print(f"\n{'FAIL' if failed else 'ok'}: {sum(counts.values())} disagreements, all but "
           f"{len(unexplained)} in documented categories; report: {report_path}")
+    bad_cases = {u["case"] for u in unexplained} | {c["case"] for c in bad_exit}
+    print(f"oracle: {len(report['cases']) - len(bad_cases)} passed, {len(bad_cases)} failed")
     return 1 if failed else 0
 
 
