@@ -48,6 +48,20 @@ pub enum Error {
         /// The destination below it.
         to: MemoryPath,
     },
+    /// The storage refuses to change `path` by a rule of its own (a read-only mount, a path
+    /// outside every mount, a store that holds only UTF-8 text); nothing was changed.
+    ///
+    /// Unlike the other variants' detail, `reason` is shown to the model
+    /// ([`MemoryTool`](crate::MemoryTool) answers `Error: Cannot change {path}: {reason}`), so it
+    /// must be a fixed phrase that names memory paths only, never a host path or a backend's
+    /// message.
+    #[error("cannot change {path}: {reason}")]
+    Refused {
+        /// The path that was to change.
+        path: MemoryPath,
+        /// Why, for the model (e.g. `/memories/handbook is mounted read-only`).
+        reason: String,
+    },
     /// The backend cannot do this at all.
     #[error("{operation} is not supported by {backend}")]
     Unsupported {

@@ -75,8 +75,17 @@ impl<S: Storage> MemoryTool<S> {
         self.storage
     }
 
-    /// The error the model sees when the storage itself failed; the detail goes to the log.
+    /// The error the model sees when the storage failed or refused; the detail of a failure
+    /// goes to the log, a refusal's reason (written for the model) is shown.
     fn storage_failure(&self, command: &str, path: &MemoryPath, err: &Error) -> ToolOutput {
+        if let Error::Refused {
+            path: refused,
+            reason,
+        } = err
+        {
+            tracing::debug!(storage = %self.storage, command, path = %refused, reason, "storage refused the change");
+            return ToolOutput::error(format!("Error: Cannot change {refused}: {reason}"));
+        }
         tracing::error!(
             storage = %self.storage,
             command,
@@ -584,6 +593,102 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(file.contents, b"top\none\ntwo\n");
+    }
+
+    /// Reads go through; every change is refused the way a read-only mount refuses it.
+    #[derive(Debug, Default)]
+    struct Refusing(InMemoryStorage);
+
+    impl fmt::Display for Refusing {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "Refusing({})", self.0)
+        }
+    }
+
+    fn refusal(path: &MemoryPath) -> Error {
+        Error::Refused {
+            path: path.clone(),
+            reason: "/memories is mounted read-only".to_owned(),
+        }
+    }
+
+    #[async_trait]
+    impl Storage for Refusing {
+        async fn read(&self, path: &MemoryPath) -> crate::Result<crate::StoredFile> {
+            self.0.read(path).await
+        }
+        async fn stat(&self, path: &MemoryPath) -> crate::Result<Option<Entry>> {
+            self.0.stat(path).await
+        }
+        async fn write(
+            &self,
+            path: &MemoryPath,
+            _contents: Vec<u8>,
+            _mode: WriteMode,
+        ) -> crate::Result<crate::Version> {
+            Err(refusal(path))
+        }
+        async fn delete(&self, path: &MemoryPath) -> crate::Result<()> {
+            Err(refusal(path))
+        }
+        async fn list(&self, dir: &MemoryPath) -> crate::Result<Vec<crate::FileMeta>> {
+            self.0.list(dir).await
+        }
+        async fn rename(&self, from: &MemoryPath, _to: &MemoryPath) -> crate::Result<()> {
+            Err(refusal(from))
+        }
+    }
+
+    #[tokio::test]
+    async fn refusals_show_their_reason_and_change_nothing() {
+        let store = Refusing::default();
+        let path = MemoryPath::parse("/memories/a.md").unwrap();
+        store
+            .0
+            .write(&path, b"one\ntwo\n".to_vec(), WriteMode::Create)
+            .await
+            .unwrap();
+        let tool = MemoryTool::new(store);
+        let cases = [
+            (
+                json!({"command": "create", "path": "/memories/new.md", "file_text": "x"}),
+                "/memories/new.md",
+            ),
+            (
+                json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "one", "new_str": "1"}),
+                "/memories/a.md",
+            ),
+            (
+                json!({"command": "insert", "path": "/memories/a.md", "insert_line": 0, "insert_text": "top"}),
+                "/memories/a.md",
+            ),
+            (
+                json!({"command": "delete", "path": "/memories/a.md"}),
+                "/memories/a.md",
+            ),
+            (
+                json!({"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/b.md"}),
+                "/memories/a.md",
+            ),
+        ];
+        for (input, shown) in cases {
+            let out = tool.execute(&input).await;
+            assert!(out.is_error, "{input}");
+            assert_eq!(
+                out.text(),
+                Some(
+                    format!("Error: Cannot change {shown}: /memories is mounted read-only")
+                        .as_str()
+                ),
+                "{input}"
+            );
+        }
+        let files = tool.storage().0.list(&MemoryPath::root()).await.unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(
+            tool.storage().0.read(&path).await.unwrap().contents,
+            b"one\ntwo\n"
+        );
     }
 
     #[tokio::test]
