@@ -4,8 +4,9 @@
 #   scripts/test.sh
 #
 # Steps: the Python venv with the reference SDK (tests/oracle/setup.sh, idempotent), the
-# workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, then
-# the differential check of the `memory` binary against the Python SDK (tests/oracle/classify.py).
+# workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
+# build of the criterion benches (`cargo bench --no-run`), then the differential check of the
+# `memory` binary against the Python SDK (tests/oracle/classify.py).
 # Formatting and lints are scripts/lint.sh. Environment: ORACLE_VENV (where the venv goes),
 # ORACLE_SEED / ORACLE_COUNT (the generated cases; default 1 / 300).
 set -euo pipefail
@@ -44,6 +45,9 @@ fi
 
 step "doc-tests"
 cargo test --workspace --all-features --doc
+
+step "benchmarks compile (running them: bench/compare.sh, cargo bench; see BENCHMARKS.md)"
+cargo bench --workspace --bench '*' --no-run
 
 step "differential check against the Python SDK"
 # The `memory` binary the tests just used: a no-op build that says where it is.
