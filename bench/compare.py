@@ -46,12 +46,12 @@ def machine(work: str) -> Dict[str, str]:
                     break
     except OSError:
         pass
-    fs = sh(["stat", "-f", "-c", "%T", work]) or "?"
-    dev = sh(["df", "--output=source", work]).splitlines()
+    df = sh(["df", "--output=fstype,source", work]).splitlines()
+    fs = " on ".join(df[-1].split()) if len(df) > 1 else (sh(["stat", "-f", "-c", "%T", work]) or "?")
     return {
         "nproc": sh(["nproc"]) or str(os.cpu_count()),
         "cpu": cpu or platform.processor() or "?",
-        "filesystem": f"{fs} ({dev[-1].strip()})" if len(dev) > 1 else fs,
+        "filesystem": fs,
         "kernel": platform.release(),
     }
 
