@@ -12,6 +12,9 @@ use memory_cli::exec;
 use memory_cli::store_url::{self, OpenOptions, StoreUrl};
 use memory_core::{CreateMode, MemoryTool};
 
+mod admin;
+mod mcp;
+
 const LONG_ABOUT: &str = "\
 Claude's memory tool (memory_20250818), as a program.
 
@@ -19,6 +22,10 @@ Claude keeps notes in a /memories directory through six commands (view, create,
 str_replace, insert, delete, rename). `memory exec` runs those commands, read one
 per line as JSON, against a store you choose (a directory, a SQLite file, or
 memory), and prints one JSON result per line.
+
+`memory mcp` serves the same tool to MCP clients (Claude Code, Claude Desktop);
+ls, cat, put, rm, mv, stats, export, import, copy and expire look inside and
+manage any store (exit statuses: see `memory ls --help`).
 
 Example:
 
@@ -68,6 +75,11 @@ enum Command {
     /// Answer memory-tool commands read as JSON Lines on standard input.
     #[command(long_about = EXEC_LONG_ABOUT)]
     Exec(ExecArgs),
+    /// Serve the memory tool to an MCP client (Claude Code, Claude Desktop) over stdio.
+    #[command(long_about = mcp::MCP_LONG_ABOUT)]
+    Mcp(mcp::McpArgs),
+    #[command(flatten)]
+    Admin(admin::AdminCommand),
     /// Write a new random encryption key (64 hexadecimal characters) to FILE.
     ///
     /// The file is created with mode 0600 and never overwritten. Use it with
@@ -123,6 +135,8 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Mcp(args) => runtime.block_on(mcp::run(args)),
+        Command::Admin(command) => runtime.block_on(command.run()),
         Command::Exec(args) => runtime.block_on(run_exec(args)),
         Command::Keygen { file } => keygen(&file),
     }

@@ -1,0 +1,431 @@
+//! Drives `memory mcp` the way an MCP client does: spawn the binary, speak JSON-RPC over its
+//! standard input and output (initialize, notifications/initialized, tools/list, tools/call),
+//! and check every answer against the memory tool's contract.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
+const TIMEOUT: Duration = Duration::from_secs(30);
+/// A protocol version MCP clients in the field send.
+const PROTOCOL: &str = "2025-06-18";
+
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    /// Every line the server printed, to check stdout holds nothing but JSON-RPC.
+    seen: Vec<String>,
+    next_id: u64,
+}
+
+impl Client {
+    fn start(args: &[&str]) -> Client {
+        let mut child = Command::new(MEMORY)
+            .arg("mcp")
+            .args(args)
+            .env_remove("MEMORY_STORE")
+            .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+            .env("RUST_LOG", "debug")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start memory mcp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            stdin: child.stdin.take(),
+            child,
+            lines: rx,
+            seen: Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write to server");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends a request and waits for the response with its id.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(TIMEOUT)
+                .unwrap_or_else(|_| panic!("no answer to {method}"));
+            self.seen.push(line.clone());
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    fn initialize(&mut self) -> Value {
+        let answer = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "memory-cli-test", "version": "0.0.0"}
+            }),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        answer
+    }
+
+    /// `tools/call` of the memory tool; returns the `result`.
+    fn call(&mut self, arguments: Value) -> Value {
+        let answer = self.request(
+            "tools/call",
+            json!({"name": "memory", "arguments": arguments}),
+        );
+        assert!(answer.get("error").is_none(), "{answer}");
+        answer["result"].clone()
+    }
+
+    /// Closes standard input and waits for a clean exit.
+    fn finish(mut self) -> Vec<String> {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                assert!(status.success(), "memory mcp exited with {status}");
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "memory mcp did not exit at end of input"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
+            self.seen.push(line);
+        }
+        std::mem::take(&mut self.seen)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text_result(text: &str, is_error: bool) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": is_error})
+}
+
+/// The result without fields that vary by protocol version (`resultType`, `_meta`).
+fn core(result: &Value) -> Value {
+    json!({"content": result["content"], "isError": result["isError"]})
+}
+
+fn store_arg(dir: &Path) -> String {
+    dir.to_str().expect("utf-8 temp path").to_owned()
+}
+
+#[test]
+fn a_client_session_runs_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    // A PNG placed by the application, to view as an image.
+    let png = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2];
+    std::fs::create_dir_all(store.join("memories/pics")).unwrap();
+    std::fs::write(store.join("memories/pics/dot.png"), png).unwrap();
+
+    let mut client = Client::start(&["--store", &store_arg(&store)]);
+    let init = client.initialize();
+    let info = &init["result"];
+    assert_eq!(info["protocolVersion"], PROTOCOL, "{init}");
+    assert_eq!(info["serverInfo"]["name"], "memory");
+    assert!(info["capabilities"]["tools"].is_object(), "{init}");
+    assert!(
+        info["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("MEMORY PROTOCOL")
+    );
+
+    let list = client.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), 1, "{list}");
+    let tool = &tools[0];
+    assert_eq!(tool["name"], "memory");
+    let description = tool["description"].as_str().unwrap();
+    assert!(description.contains("ALWAYS VIEW YOUR MEMORY DIRECTORY"));
+    assert!(description.contains("organized"));
+    let schema = &tool["inputSchema"];
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["required"], json!(["command"]));
+    assert_eq!(
+        schema["properties"]["command"]["enum"],
+        json!([
+            "view",
+            "create",
+            "str_replace",
+            "insert",
+            "delete",
+            "rename"
+        ])
+    );
+    for field in [
+        "path",
+        "view_range",
+        "file_text",
+        "old_str",
+        "new_str",
+        "insert_line",
+        "insert_text",
+        "old_path",
+        "new_path",
+    ] {
+        assert!(
+            schema["properties"][field].is_object(),
+            "schema lacks {field}"
+        );
+    }
+    assert_eq!(tool["annotations"]["readOnlyHint"], false);
+
+    // create
+    let out = client.call(
+        json!({"command": "create", "path": "/memories/notes.md", "file_text": "alpha\nbeta\n"}),
+    );
+    assert_eq!(
+        core(&out),
+        text_result("File created successfully at: /memories/notes.md", false)
+    );
+    // view a directory
+    let out = client.call(json!({"command": "view", "path": "/memories"}));
+    assert_eq!(
+        core(&out),
+        text_result(
+            "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n\
+             22B\t/memories\n\
+             11B\t/memories/notes.md\n\
+             11B\t/memories/pics/\n\
+             11B\t/memories/pics/dot.png",
+            false
+        )
+    );
+    // str_replace
+    let out = client.call(json!({"command": "str_replace", "path": "/memories/notes.md", "old_str": "beta", "new_str": "gamma"}));
+    assert_eq!(
+        core(&out),
+        text_result(
+            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\talpha\n     2\tgamma\n     3\t",
+            false
+        )
+    );
+    // insert
+    let out = client.call(json!({"command": "insert", "path": "/memories/notes.md", "insert_line": 1, "insert_text": "between"}));
+    assert_eq!(
+        core(&out),
+        text_result("The file /memories/notes.md has been edited.", false)
+    );
+    // view a file, and a range
+    let out = client.call(json!({"command": "view", "path": "/memories/notes.md"}));
+    assert_eq!(
+        core(&out),
+        text_result(
+            "Here's the content of /memories/notes.md with line numbers:\n     1\talpha\n     2\tbetween\n     3\tgamma\n     4\t",
+            false
+        )
+    );
+    let out =
+        client.call(json!({"command": "view", "path": "/memories/notes.md", "view_range": [2, 2]}));
+    assert_eq!(
+        core(&out),
+        text_result(
+            "Here's the content of /memories/notes.md with line numbers:\n     2\tbetween",
+            false
+        )
+    );
+    // an image view is MCP image content
+    let out = client.call(json!({"command": "view", "path": "/memories/pics/dot.png"}));
+    assert_eq!(
+        core(&out),
+        json!({"content": [{"type": "image", "data": "iVBORw0KGgoAAQI=", "mimeType": "image/png"}], "isError": false})
+    );
+    // rename
+    let out = client.call(json!({"command": "rename", "old_path": "/memories/notes.md", "new_path": "/memories/topics/notes.md"}));
+    assert_eq!(
+        core(&out),
+        text_result(
+            "Successfully renamed /memories/notes.md to /memories/topics/notes.md",
+            false
+        )
+    );
+    // delete
+    let out = client.call(json!({"command": "delete", "path": "/memories/pics"}));
+    assert_eq!(
+        core(&out),
+        text_result("Successfully deleted /memories/pics", false)
+    );
+
+    // errors are results with isError, in the contract's words
+    let out = client.call(json!({"command": "view", "path": "/memories/missing.md"}));
+    assert_eq!(
+        core(&out),
+        text_result(
+            "The path /memories/missing.md does not exist. Please provide a valid path.",
+            true
+        )
+    );
+    let out = client.call(json!({"command": "create", "path": "/etc/passwd", "file_text": "x"}));
+    assert_eq!(
+        core(&out),
+        text_result(
+            "Error: Path must start with /memories, got: /etc/passwd",
+            true
+        )
+    );
+    let out = client.call(json!({"command": "undo_edit", "path": "/memories"}));
+    assert_eq!(
+        core(&out),
+        text_result(
+            "Error: Unknown command `undo_edit`. Expected one of: view, create, str_replace, insert, delete, rename",
+            true
+        )
+    );
+    let out = client.call(
+        json!({"command": "create", "path": "/memories/topics/notes.md", "file_text": "again"}),
+    );
+    assert_eq!(
+        core(&out),
+        text_result("Error: File /memories/topics/notes.md already exists", true)
+    );
+    let out = client.call(json!({"command": "insert", "path": "/memories/topics/notes.md", "insert_line": "x", "insert_text": "y"}));
+    assert_eq!(
+        core(&out),
+        text_result(
+            "Error: Missing or invalid field `insert_line` for command `insert`",
+            true
+        )
+    );
+    // A call without arguments is a bad input, not a crash.
+    let answer = client.request("tools/call", json!({"name": "memory"}));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    // Another tool's name is a protocol error.
+    let answer = client.request("tools/call", json!({"name": "bash", "arguments": {}}));
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+
+    let lines = client.finish();
+    for line in &lines {
+        let message: Value = serde_json::from_str(line).expect("JSON on stdout");
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+    }
+    // What the client did is on disk, laid out as the SDKs do.
+    assert_eq!(
+        std::fs::read_to_string(store.join("memories/topics/notes.md")).unwrap(),
+        "alpha\nbetween\ngamma\n"
+    );
+    assert!(!store.join("memories/pics").exists());
+    assert!(!store.join("memories/notes.md").exists());
+}
+
+#[test]
+fn read_only_refuses_every_write_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    std::fs::create_dir_all(store.join("memories")).unwrap();
+    std::fs::write(store.join("memories/keep.md"), "kept\n").unwrap();
+
+    let mut client = Client::start(&["--store", &store_arg(&store), "--read-only"]);
+    client.initialize();
+    let list = client.request("tools/list", json!({}));
+    let tool = &list["result"]["tools"][0];
+    assert_eq!(tool["annotations"]["readOnlyHint"], true, "{list}");
+    assert!(tool["description"].as_str().unwrap().contains("READ-ONLY"));
+
+    for (arguments, command) in [
+        (
+            json!({"command": "create", "path": "/memories/new.md", "file_text": "x"}),
+            "create",
+        ),
+        (
+            json!({"command": "str_replace", "path": "/memories/keep.md", "old_str": "kept", "new_str": "lost"}),
+            "str_replace",
+        ),
+        (
+            json!({"command": "insert", "path": "/memories/keep.md", "insert_line": 0, "insert_text": "x"}),
+            "insert",
+        ),
+        (
+            json!({"command": "delete", "path": "/memories/keep.md"}),
+            "delete",
+        ),
+        (
+            json!({"command": "rename", "old_path": "/memories/keep.md", "new_path": "/memories/moved.md"}),
+            "rename",
+        ),
+    ] {
+        let out = client.call(arguments);
+        assert_eq!(
+            core(&out),
+            text_result(
+                &format!(
+                    "Error: This memory is read-only: `{command}` is not allowed. Only `view` works here."
+                ),
+                true
+            )
+        );
+    }
+    let out = client.call(json!({"command": "view", "path": "/memories/keep.md"}));
+    assert_eq!(
+        core(&out),
+        text_result(
+            "Here's the content of /memories/keep.md with line numbers:\n     1\tkept\n     2\t",
+            false
+        )
+    );
+    client.finish();
+
+    let names: Vec<_> = std::fs::read_dir(store.join("memories"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["keep.md"]);
+    assert_eq!(
+        std::fs::read_to_string(store.join("memories/keep.md")).unwrap(),
+        "kept\n"
+    );
+}
+
+#[test]
+fn read_only_never_creates_a_missing_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("absent");
+    let output = Command::new(MEMORY)
+        .args(["mcp", "--read-only", "--store", &store_arg(&store)])
+        .env_remove("MEMORY_STORE")
+        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    assert!(output.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("does not exist"));
+    assert!(!store.exists());
+}
