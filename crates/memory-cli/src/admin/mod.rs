@@ -97,6 +97,10 @@ impl Failure {
             Error::RenameIntoItself { from, .. } => {
                 Failure::new(Exit::Usage, format!("cannot move {from} into itself"))
             }
+            // A store's own rule (a read-only mount, ...): its reason names memory paths only.
+            Error::Refused { path, reason } => {
+                Failure::new(Exit::Failed, format!("cannot change {path}: {reason}"))
+            }
             Error::Conflict { path } => Failure::new(
                 Exit::Failed,
                 format!("{path} was modified by someone else at the same time; try again"),
@@ -353,6 +357,13 @@ mod tests {
                 Exit::Exists,
             ),
             (Error::Conflict { path: path.clone() }, Exit::Failed),
+            (
+                Error::Refused {
+                    path: path.clone(),
+                    reason: "it is mounted read-only".into(),
+                },
+                Exit::Failed,
+            ),
         ];
         for (err, exit) in cases {
             assert_eq!(Failure::storage("read", err).exit, exit);
