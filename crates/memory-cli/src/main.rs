@@ -14,6 +14,7 @@ use memory_core::{CreateMode, MemoryTool};
 
 mod admin;
 mod mcp;
+mod run;
 
 const LONG_ABOUT: &str = "\
 Claude's memory tool (memory_20250818), as a program.
@@ -80,6 +81,9 @@ enum Command {
     Mcp(mcp::McpArgs),
     #[command(flatten)]
     Admin(admin::AdminCommand),
+    /// Run Claude with the memory tool over a store, until Claude is done.
+    #[command(long_about = run::RUN_LONG_ABOUT)]
+    Run(run::RunArgs),
     /// Write a new random encryption key (64 hexadecimal characters) to FILE.
     ///
     /// The file is created with mode 0600 and never overwritten. Use it with
@@ -138,6 +142,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => runtime.block_on(mcp::run(args)),
         Command::Admin(command) => runtime.block_on(command.run()),
         Command::Exec(args) => runtime.block_on(run_exec(args)),
+        Command::Run(args) => runtime.block_on(run::run(args)),
         Command::Keygen { file } => keygen(&file),
     }
 }

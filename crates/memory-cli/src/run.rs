@@ -1,0 +1,184 @@
+//! `memory run`: Claude with the memory tool, from the command line.
+//!
+//! Sends PROMPT to Claude with the memory tool over the store, runs every memory command Claude
+//! asks for, and repeats until Claude is done or `--max-iterations` requests were sent.
+//!
+//! Output: standard output holds only Claude's text, each reply's text as it arrives (so it
+//! can be piped); standard error holds one trace line per memory command as it runs
+//! (`[memory] create /memories/prefs.md (14 bytes): ok`) and every diagnostic.
+//!
+//! Exit status: 0 when the run ended (also at `--max-iterations`, with a note on standard
+//! error), 1 when a request to the API failed, 2 when `ANTHROPIC_API_KEY` is missing or the
+//! store cannot be opened (before anything is sent).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use memory_cli::store_url::{self, OpenOptions, StoreUrl};
+use memory_core::MemoryTool;
+use memory_runner::{
+    Client, ClientBuilder, Message, MessagesRequest, Observed, ToolCall, ToolRunner,
+    memory_call_summary,
+};
+
+/// The model `memory run` asks unless `--model` says otherwise.
+pub(crate) const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+
+/// Exit status when nothing could be sent: no API key, or a store that cannot be opened.
+const EXIT_SETUP: u8 = 2;
+
+pub(crate) const RUN_LONG_ABOUT: &str = "\
+Run Claude with the memory tool over a store, until Claude is done.
+
+PROMPT goes to Claude with the memory tool (memory_20250818). Every memory
+command Claude sends runs against the store, and the results go back to Claude,
+until Claude stops asking or --max-iterations requests were sent.
+
+Standard output holds only Claude's text. Standard error holds one line per
+memory command as it runs, e.g.
+
+  [memory] view /memories: ok
+  [memory] create /memories/preferences.md (31 bytes): ok
+
+Needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL points it elsewhere (a proxy, a
+test server). Exit status: 0 when the run ended, 1 when a request failed, 2
+when the key is missing or the store cannot be opened.
+
+Example:
+
+  $ export ANTHROPIC_API_KEY=...
+  $ memory run --store ./memory 'I prefer metric units. Please remember that.'
+  $ memory run --store ./memory 'How tall is Mont Blanc?'";
+
+/// Arguments of `memory run`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The store: a directory path, file:PATH, sqlite:PATH, s3://BUCKET[/PREFIX] or mem:.
+    #[arg(
+        long,
+        env = "MEMORY_STORE",
+        default_value = "./memory",
+        value_name = "URL"
+    )]
+    store: String,
+
+    /// Encrypt every file with the 32-byte key in FILE (64 hex characters; see `memory keygen`).
+    #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
+    encryption_key_file: Option<PathBuf>,
+
+    /// The Claude model id.
+    #[arg(long, default_value = DEFAULT_MODEL)]
+    model: String,
+
+    /// The most requests to send; Claude's tool calls after the last one are not run.
+    #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_iterations: u32,
+
+    /// A system prompt.
+    #[arg(long, value_name = "TEXT")]
+    system: Option<String>,
+
+    /// The most tokens Claude may write per reply.
+    #[arg(long, default_value_t = 4096, value_name = "N")]
+    max_tokens: u32,
+
+    /// What to ask Claude.
+    prompt: String,
+}
+
+/// Runs `memory run`.
+pub(crate) async fn run(args: RunArgs) -> ExitCode {
+    // The key first: without it nothing happens, not even creating the store.
+    let client = match ClientBuilder::from_env().build() {
+        Ok(client) => client,
+        Err(e) => {
+            eprintln!("memory: {e}");
+            return ExitCode::from(EXIT_SETUP);
+        }
+    };
+    let url: StoreUrl = match args.store.parse() {
+        Ok(url) => url,
+        Err(e) => {
+            eprintln!("memory: invalid store URL `{}`: {e}", args.store);
+            return ExitCode::from(EXIT_SETUP);
+        }
+    };
+    let mut options = OpenOptions::new();
+    if let Some(file) = args.encryption_key_file {
+        options = options.with_encryption_key_file(file);
+    }
+    let store = match store_url::open(&url, &options).await {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("memory: {}", crate::error_chain(&e));
+            return ExitCode::from(EXIT_SETUP);
+        }
+    };
+    tracing::info!(store = %store, model = %args.model, "memory run");
+    let mut request =
+        MessagesRequest::new(args.model, args.max_tokens).message(Message::user(args.prompt));
+    if let Some(system) = args.system {
+        request = request.system(system);
+    }
+    converse(client, request, MemoryTool::new(store), args.max_iterations).await
+}
+
+async fn converse(
+    client: Client,
+    request: MessagesRequest,
+    tool: MemoryTool<std::sync::Arc<dyn memory_core::Storage>>,
+    max_iterations: u32,
+) -> ExitCode {
+    let traced = Observed::new(tool, |call: &ToolCall<'_>| {
+        eprintln!("[memory] {}", trace_line(call));
+    });
+    let mut run = ToolRunner::new(client, request)
+        .tool(traced)
+        .max_iterations(max_iterations as usize)
+        .run();
+    while let Some(reply) = run.next().await {
+        match reply {
+            Ok(reply) => {
+                let text = reply.text();
+                if !text.is_empty() {
+                    let mut out = std::io::stdout().lock();
+                    // A closed standard output (`| head`) is no reason to stop Claude's work.
+                    let _ = writeln!(out, "{}", text.trim_end()).and_then(|()| out.flush());
+                }
+            }
+            Err(e) => {
+                eprintln!("memory: {}", crate::error_chain(&e));
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if run.hit_max_iterations() {
+        eprintln!(
+            "memory: stopped after {} requests (--max-iterations); Claude's last tool calls were not run",
+            run.iterations()
+        );
+    }
+    let usage = run.usage();
+    tracing::info!(
+        requests = run.iterations(),
+        input_tokens = usage.input_tokens,
+        output_tokens = usage.output_tokens,
+        "run finished"
+    );
+    ExitCode::SUCCESS
+}
+
+/// `create /memories/x.md (12 bytes): ok`, or `...: error: <first line of the answer>`.
+fn trace_line(call: &ToolCall<'_>) -> String {
+    let summary = memory_call_summary(call.input);
+    if !call.output.is_error {
+        return format!("{summary}: ok");
+    }
+    let first_line = call
+        .output
+        .text()
+        .and_then(|text| text.lines().next())
+        .unwrap_or("error");
+    format!("{summary}: error: {first_line}")
+}
