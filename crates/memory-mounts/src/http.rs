@@ -1,0 +1,350 @@
+//! [`HttpStores`]: a small client of the memory-stores API (`memory serve`, or any service
+//! with the same endpoints), with just what the memory-tool bridge needs.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use memory_core::BoxError;
+use memory_store::{
+    ListMemories, Memory, MemoryListItem, Page, Store, StoreError, UpdateMemory, View,
+};
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+/// The beta header of the memory-stores endpoints (accepted and ignored by `memory serve`).
+const BETA: &str = "agent-memory-2026-07-22";
+
+/// A client of a memory-stores server at a base URL (`http://127.0.0.1:8080`).
+///
+/// Sends `x-api-key` when given a key. Writes are recorded by the server with the actor it
+/// derives from the key (`memory serve`: the key's `api_actor`; no actor without keys): the API
+/// has no way for a client to name a session actor. Nothing is retried: a busy or unreachable
+/// server is a retryable [`StoreError::Backend`], which the memory tool reports as "try again".
+///
+/// ```no_run
+/// use memory_mounts::{HttpStores, StoreStorage};
+///
+/// # fn demo() -> Result<(), memory_store::StoreError> {
+/// let client = HttpStores::new("http://127.0.0.1:8080", Some("sk-local-1".into()))?;
+/// let storage = StoreStorage::http(client, "memstore_01AbCDefGhIjKlMnOpQrStUv");
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct HttpStores {
+    http: reqwest::Client,
+    base: Arc<str>,
+}
+
+impl fmt::Debug for HttpStores {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the key.
+        f.debug_struct("HttpStores")
+            .field("base", &self.base)
+            .finish()
+    }
+}
+
+fn backend(retryable: bool, source: impl Into<BoxError>) -> StoreError {
+    StoreError::Backend {
+        retryable,
+        source: source.into(),
+    }
+}
+
+/// Percent-encodes a query value (everything but the unreserved characters).
+fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// An id as one URL path segment: ids are `[0-9A-Za-z_]`; anything else cannot name a
+/// stored object, so it is refused before sending.
+fn segment(id: &str) -> Result<&str, StoreError> {
+    if !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        Ok(id)
+    } else {
+        Err(StoreError::NotFound {
+            message: format!("{id:?} is not an id"),
+        })
+    }
+}
+
+impl HttpStores {
+    /// A client of the server at `base_url` (`http://` or `https://`), sending `api_key` as
+    /// `x-api-key` when given.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidRequest`] for a base URL that is not `http(s)://`, or a key that
+    /// cannot be a header; [`StoreError::Backend`] when TLS cannot be set up.
+    pub fn new(base_url: &str, api_key: Option<String>) -> Result<Self, StoreError> {
+        let base = base_url.trim_end_matches('/');
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(StoreError::InvalidRequest {
+                message: format!("the server URL `{base}` must start with http:// or https://"),
+            });
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert("anthropic-beta", HeaderValue::from_static(BETA));
+        headers.insert("anthropic-version", HeaderValue::from_static("2023-06-01"));
+        if let Some(key) = api_key {
+            let mut value =
+                HeaderValue::from_str(key.trim()).map_err(|_| StoreError::InvalidRequest {
+                    message: "the API key holds characters a header cannot".into(),
+                })?;
+            value.set_sensitive(true);
+            headers.insert("x-api-key", value);
+        }
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls_config()?)
+            .default_headers(headers)
+            .timeout(Duration::from_secs(30))
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("memory-mounts/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| backend(false, e))?;
+        Ok(HttpStores {
+            http,
+            base: base.into(),
+        })
+    }
+
+    /// The server's base URL.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    fn url(&self, store_id: &str, rest: &str) -> Result<String, StoreError> {
+        Ok(format!(
+            "{}/v1/memory_stores/{}{rest}",
+            self.base,
+            segment(store_id)?
+        ))
+    }
+
+    async fn send<T: DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<T, StoreError> {
+        let response = request.send().await.map_err(|e| {
+            let retryable = e.is_timeout() || e.is_connect() || e.is_request();
+            backend(retryable, e)
+        })?;
+        let status = response.status().as_u16();
+        let body = response.bytes().await.map_err(|e| backend(true, e))?;
+        if (200..300).contains(&status) {
+            return serde_json::from_slice(&body).map_err(|e| {
+                backend(
+                    false,
+                    format!("the server answered {status} with an unexpected body: {e}"),
+                )
+            });
+        }
+        Err(error_of(status, &body))
+    }
+
+    /// `GET /v1/memory_stores/{id}`.
+    pub async fn retrieve_store(&self, store_id: &str) -> Result<Store, StoreError> {
+        self.send(self.http.get(self.url(store_id, "")?)).await
+    }
+
+    /// `GET …/memories/{memory_id}` (with content).
+    pub async fn retrieve_memory(
+        &self,
+        store_id: &str,
+        memory_id: &str,
+    ) -> Result<Memory, StoreError> {
+        let url = self.url(store_id, &format!("/memories/{}", segment(memory_id)?))?;
+        self.send(self.http.get(format!("{url}?view=full"))).await
+    }
+
+    /// `GET …/memories` with `params`.
+    pub async fn list_memories(
+        &self,
+        store_id: &str,
+        params: &ListMemories,
+    ) -> Result<Page<MemoryListItem>, StoreError> {
+        let mut query = Vec::new();
+        if let Some(prefix) = &params.path_prefix {
+            query.push(format!("path_prefix={}", encode(prefix)));
+        }
+        if let Some(depth) = params.depth {
+            query.push(format!("depth={depth}"));
+        }
+        if let Some(limit) = params.limit {
+            query.push(format!("limit={limit}"));
+        }
+        if let Some(page) = &params.page {
+            query.push(format!("page={}", encode(page)));
+        }
+        if params.view == View::Full {
+            query.push("view=full".to_owned());
+        }
+        let url = self.url(store_id, "/memories")?;
+        let url = if query.is_empty() {
+            url
+        } else {
+            format!("{url}?{}", query.join("&"))
+        };
+        self.send(self.http.get(url)).await
+    }
+
+    /// `POST …/memories`: never overwrites.
+    pub async fn create_memory(
+        &self,
+        store_id: &str,
+        path: &str,
+        content: &str,
+    ) -> Result<Memory, StoreError> {
+        let body = json!({"path": path, "content": content});
+        self.send(self.post(self.url(store_id, "/memories")?, &body))
+            .await
+    }
+
+    /// `POST …/memories/{memory_id}`: new content and/or path, with an optional precondition.
+    pub async fn update_memory(
+        &self,
+        store_id: &str,
+        memory_id: &str,
+        params: &UpdateMemory,
+    ) -> Result<Memory, StoreError> {
+        let mut body = serde_json::Map::new();
+        if let Some(content) = &params.content {
+            body.insert("content".into(), json!(content));
+        }
+        if let Some(path) = &params.path {
+            body.insert("path".into(), json!(path));
+        }
+        if let Some(pre) = &params.precondition {
+            body.insert(
+                "precondition".into(),
+                json!({"type": "content_sha256", "content_sha256": pre.content_sha256}),
+            );
+        }
+        let url = self.url(store_id, &format!("/memories/{}", segment(memory_id)?))?;
+        self.send(self.post(url, &Value::Object(body))).await
+    }
+
+    /// `DELETE …/memories/{memory_id}`.
+    pub async fn delete_memory(&self, store_id: &str, memory_id: &str) -> Result<(), StoreError> {
+        let url = self.url(store_id, &format!("/memories/{}", segment(memory_id)?))?;
+        let _: Value = self.send(self.http.delete(url)).await?;
+        Ok(())
+    }
+
+    fn post(&self, url: String, body: &Value) -> reqwest::RequestBuilder {
+        self.http
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+    }
+}
+
+/// The error envelope (`{"type":"error","error":{"type","message",…}}`) as a [`StoreError`].
+fn error_of(status: u16, body: &[u8]) -> StoreError {
+    let envelope: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let error = &envelope["error"];
+    let message = error["message"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("the server answered {status}"));
+    let field = |name: &str| error[name].as_str().unwrap_or_default().to_owned();
+    match (status, error["type"].as_str()) {
+        (_, Some("memory_path_conflict_error")) => StoreError::PathConflict {
+            message,
+            conflicting_memory_id: field("conflicting_memory_id"),
+            conflicting_path: field("conflicting_path"),
+        },
+        (_, Some("memory_precondition_failed_error")) => StoreError::PreconditionFailed { message },
+        (_, Some("not_found_error")) | (404, None) => StoreError::NotFound { message },
+        (_, Some("invalid_request_error")) | (400, None) => StoreError::InvalidRequest { message },
+        (_, Some("conflict_error")) => StoreError::Conflict { message },
+        (408 | 429 | 500..=599, _) => {
+            backend(true, format!("the server answered {status}: {message}"))
+        }
+        _ => backend(false, format!("the server answered {status}: {message}")),
+    }
+}
+
+/// rustls with the ring provider and the platform's certificate verifier (as memory-runner).
+fn tls_config() -> Result<rustls::ClientConfig, StoreError> {
+    use rustls_platform_verifier::BuilderVerifierExt as _;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| backend(false, e))?
+        .with_platform_verifier()
+        .map_err(|e| backend(false, e))?
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_encoded() {
+        assert_eq!(encode("/notes/a b/é"), "%2Fnotes%2Fa%20b%2F%C3%A9");
+        assert_eq!(encode("page_x-1.~"), "page_x-1.~");
+    }
+
+    #[test]
+    fn ids_cannot_leave_their_segment() {
+        assert!(segment("memstore_01abc").is_ok());
+        for bad in ["", "../x", "a/b", "a?b", "a%2f"] {
+            assert!(
+                matches!(segment(bad), Err(StoreError::NotFound { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn envelopes_become_store_errors() {
+        let body = br#"{"type":"error","error":{"type":"memory_path_conflict_error","message":"taken","conflicting_memory_id":"mem_1","conflicting_path":"/a"}}"#;
+        match error_of(409, body) {
+            StoreError::PathConflict {
+                conflicting_memory_id,
+                conflicting_path,
+                ..
+            } => assert_eq!(
+                (conflicting_memory_id.as_str(), conflicting_path.as_str()),
+                ("mem_1", "/a")
+            ),
+            other => panic!("{other:?}"),
+        }
+        let pre = br#"{"type":"error","error":{"type":"memory_precondition_failed_error","message":"x"}}"#;
+        assert!(matches!(
+            error_of(409, pre),
+            StoreError::PreconditionFailed { .. }
+        ));
+        assert!(error_of(529, b"not json").is_retryable());
+        assert!(error_of(503, b"").is_retryable());
+        assert!(
+            !error_of(
+                401,
+                br#"{"type":"error","error":{"type":"authentication_error","message":"no"}}"#
+            )
+            .is_retryable()
+        );
+        assert!(matches!(error_of(404, b""), StoreError::NotFound { .. }));
+    }
+
+    #[test]
+    fn base_urls_must_be_http() {
+        assert!(HttpStores::new("ftp://x", None).is_err());
+        let client = HttpStores::new("http://127.0.0.1:9/", Some("sk-secret".into())).unwrap();
+        assert_eq!(client.base_url(), "http://127.0.0.1:9");
+        assert!(!format!("{client:?}").contains("sk-secret"));
+    }
+}

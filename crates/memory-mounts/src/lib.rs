@@ -1,0 +1,20 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations, unreachable_pub)]
+#![forbid(unsafe_code)]
+
+mod error;
+#[cfg(feature = "http")]
+mod http;
+mod mounts;
+mod spec;
+mod store;
+
+#[cfg(feature = "http")]
+pub use http::HttpStores;
+pub use mounts::{Access, MAX_MOUNTS, Mount, Mounts, MountsError, slug};
+pub use spec::{MountSpec, MountSpecError, new_session_id};
+pub use store::StoreStorage;
+
+/// The store engine, for opening stores and reading their history.
+pub use memory_store;

@@ -1,0 +1,617 @@
+//! [`Mounts`]: several storages under one `/memories`, each at `/memories/<slug>`, read-only or
+//! read-write; the mount table and the note that tells the model about it.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use memory_core::{
+    Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
+    copy_then_delete,
+};
+
+use crate::store::StoreStorage;
+
+/// The most mounts one [`Mounts`] holds (the hosted product attaches at most 8 stores to a
+/// session).
+pub const MAX_MOUNTS: usize = 8;
+
+/// What the model may do in a mount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Access {
+    /// Read and change (the hosted default).
+    #[default]
+    ReadWrite,
+    /// Read only: every change is refused and nothing is written.
+    ReadOnly,
+}
+
+impl Access {
+    /// `read_write` or `read_only`, as the API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::ReadWrite => "read_write",
+            Access::ReadOnly => "read_only",
+        }
+    }
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The mount slug of a store name (STORES.md): lowercased, each run of characters other than
+/// `a-z0-9` turned into one `-`, leading and trailing `-` trimmed. Empty when nothing is left
+/// (then [`Mounts`] uses the store id).
+///
+/// ```
+/// use memory_mounts::slug;
+///
+/// assert_eq!(slug("Demo Memory"), "demo-memory");
+/// assert_eq!(slug("  Team  Handbook (v2)! "), "team-handbook-v2");
+/// assert_eq!(slug("Café Notes"), "caf-notes");
+/// assert_eq!(slug("???"), "");
+/// ```
+pub fn slug(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.to_lowercase().chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    out
+}
+
+/// One storage to mount: its name, description and instructions for the model, its access,
+/// and the storage itself.
+#[derive(Debug, Clone)]
+pub struct Mount {
+    name: String,
+    id: Option<String>,
+    description: String,
+    instructions: Option<String>,
+    access: Access,
+    storage: Arc<dyn Storage>,
+}
+
+impl Mount {
+    /// Mounts `storage` under the slug of `name`.
+    pub fn new(name: impl Into<String>, storage: Arc<dyn Storage>, access: Access) -> Self {
+        Mount {
+            name: name.into(),
+            id: None,
+            description: String::new(),
+            instructions: None,
+            access,
+            storage,
+        }
+    }
+
+    /// Mounts a store with its own name, id and description (fetched from the store, which
+    /// also checks that it exists).
+    ///
+    /// # Errors
+    /// The store's error when it cannot be fetched.
+    pub async fn store(
+        storage: StoreStorage,
+        access: Access,
+    ) -> std::result::Result<Self, memory_store::StoreError> {
+        let store = storage.retrieve().await?;
+        Ok(Mount::new(store.name, Arc::new(storage), access)
+            .with_id(store.id)
+            .with_description(store.description))
+    }
+
+    /// The store's id: the slug when the name leaves none.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// What the store holds, for the model (the store's `description`).
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// How to use the store, for the model (the attachment's `instructions`).
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its description (empty when unset).
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Its instructions.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// Its access.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// The storage.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+}
+
+/// Why a mount table cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MountsError {
+    /// More than [`MAX_MOUNTS`] mounts.
+    #[error("at most {MAX_MOUNTS} stores can be mounted at once, got {0}")]
+    TooMany(usize),
+}
+
+/// A mount and where it is.
+#[derive(Debug, Clone)]
+struct Mounted {
+    slug: String,
+    root: MemoryPath,
+    mount: Mount,
+}
+
+/// Where a path falls.
+enum Route<'a> {
+    /// `/memories` itself.
+    Root,
+    /// In a mount: the mount and the path inside its storage (`/memories/x` for
+    /// `/memories/<slug>/x`, `/memories` for the mount's own folder).
+    In(&'a Mounted, MemoryPath),
+    /// Below `/memories` but in no mount.
+    Outside,
+}
+
+/// Several storages under one `/memories`, each at `/memories/<slug>` with its access: one
+/// [`Storage`] for one [`MemoryTool`](memory_core::MemoryTool).
+///
+/// - Slugs follow STORES.md: [`slug`] of the name, the store id when that is empty, and `-2`,
+///   `-3`, ... for a slug already taken. [`Mounts::note`] tells the model the table.
+/// - Mount folders always exist (an empty store still shows), cannot be written, moved or
+///   renamed; deleting one deletes every file in it (read-write only), as deleting
+///   `/memories` does in a single store.
+/// - `view /memories` lists every mount's files below its folder.
+/// - Every change in a read-only mount, and every write outside all mounts, is
+///   [`Error::Refused`] (the tool answers `Error: Cannot change {path}: {reason}`) and changes
+///   nothing. Deleting `/memories` is refused while any mount is read-only.
+/// - A rename within one mount is that storage's rename (atomic where it is; a store keeps
+///   the memory's id and history). **A rename across mounts is copy-then-delete**, as `mv`
+///   between filesystems: the destination store gets new memories (`created` versions), the
+///   source records `deleted` versions, and a failure part-way leaves every file present at
+///   least once. Both mounts must be read-write.
+///
+/// ```
+/// use std::sync::Arc;
+/// use memory_core::{InMemoryStorage, MemoryHandler, MemoryTool};
+/// use memory_mounts::{Access, Mount, Mounts};
+/// use serde_json::json;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mounts = Mounts::new([
+///     Mount::new("Team Handbook", Arc::new(InMemoryStorage::new()), Access::ReadOnly),
+///     Mount::new("User Notes", Arc::new(InMemoryStorage::new()), Access::ReadWrite),
+/// ])
+/// .unwrap();
+/// let tool = MemoryTool::new(mounts);
+/// let out = tool.execute(&json!({"command": "create", "path": "/memories/user-notes/a.md", "file_text": "hi"})).await;
+/// assert!(!out.is_error);
+/// let out = tool.execute(&json!({"command": "create", "path": "/memories/team-handbook/a.md", "file_text": "hi"})).await;
+/// assert_eq!(
+///     out.text(),
+///     Some("Error: Cannot change /memories/team-handbook/a.md: /memories/team-handbook is mounted read-only")
+/// );
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct Mounts {
+    mounts: Vec<Mounted>,
+}
+
+impl Mounts {
+    /// The mount table, in the order given (slugs are assigned in that order).
+    ///
+    /// # Errors
+    /// [`MountsError::TooMany`] beyond [`MAX_MOUNTS`].
+    pub fn new(mounts: impl IntoIterator<Item = Mount>) -> std::result::Result<Self, MountsError> {
+        let mounts: Vec<Mount> = mounts.into_iter().collect();
+        if mounts.len() > MAX_MOUNTS {
+            return Err(MountsError::TooMany(mounts.len()));
+        }
+        let mut taken = BTreeSet::new();
+        let mut out = Vec::with_capacity(mounts.len());
+        for mount in mounts {
+            let mut base = slug(&mount.name);
+            if base.is_empty() {
+                base = mount
+                    .id
+                    .as_deref()
+                    .map(slug_of_id)
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| "store".to_owned());
+            }
+            let mut candidate = base.clone();
+            let mut n = 2;
+            while taken.contains(&candidate) {
+                candidate = format!("{base}-{n}");
+                n += 1;
+            }
+            taken.insert(candidate.clone());
+            let root = MemoryPath::root()
+                .join(&candidate)
+                .expect("slugs are short names of [a-z0-9_-]");
+            out.push(Mounted {
+                slug: candidate,
+                root,
+                mount,
+            });
+        }
+        Ok(Mounts { mounts: out })
+    }
+
+    /// Each mount's folder (`/memories/<slug>`) and the mount, in table order.
+    pub fn mounts(&self) -> impl Iterator<Item = (&MemoryPath, &Mount)> {
+        self.mounts.iter().map(|m| (&m.root, &m.mount))
+    }
+
+    /// The slug of each mount, in table order.
+    pub fn slugs(&self) -> impl Iterator<Item = &str> {
+        self.mounts.iter().map(|m| m.slug.as_str())
+    }
+
+    /// The note for the system prompt (or an MCP tool description): a line on where the
+    /// stores are, one line per mount with its path, access, name, description and
+    /// instructions, and a line on what can be changed. The one function `memory run` and
+    /// `memory mcp` both use.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use memory_core::InMemoryStorage;
+    /// use memory_mounts::{Access, Mount, Mounts};
+    ///
+    /// let mounts = Mounts::new([
+    ///     Mount::new("Team Handbook", Arc::new(InMemoryStorage::new()), Access::ReadOnly)
+    ///         .with_description("How the team works.")
+    ///         .with_instructions("Check it before answering process questions."),
+    ///     Mount::new("User Notes", Arc::new(InMemoryStorage::new()), Access::ReadWrite),
+    /// ])
+    /// .unwrap();
+    /// assert_eq!(
+    ///     mounts.note(),
+    ///     "Memory stores are mounted in the memory tool's /memories directory, one folder per store:\n\
+    ///      - /memories/team-handbook (read-only): \"Team Handbook\". How the team works. Instructions: Check it before answering process questions.\n\
+    ///      - /memories/user-notes (read-write): \"User Notes\".\n\
+    ///      Files can be created and changed only inside the read-write folders; the read-only ones can be viewed."
+    /// );
+    /// ```
+    pub fn note(&self) -> String {
+        let mut note = String::from(
+            "Memory stores are mounted in the memory tool's /memories directory, one folder per store:",
+        );
+        for m in &self.mounts {
+            let access = match m.mount.access {
+                Access::ReadOnly => "read-only",
+                Access::ReadWrite => "read-write",
+            };
+            note.push_str(&format!(
+                "\n- {} ({access}): \"{}\".",
+                m.root,
+                one_line(&m.mount.name)
+            ));
+            let description = one_line(&m.mount.description);
+            if !description.is_empty() {
+                note.push(' ');
+                note.push_str(&description);
+                if !description.ends_with(['.', '!', '?']) {
+                    note.push('.');
+                }
+            }
+            if let Some(instructions) = m.mount.instructions.as_deref().map(one_line)
+                && !instructions.is_empty()
+            {
+                note.push_str(" Instructions: ");
+                note.push_str(&instructions);
+            }
+        }
+        let writable = self
+            .mounts
+            .iter()
+            .any(|m| m.mount.access == Access::ReadWrite);
+        note.push('\n');
+        note.push_str(if writable {
+            "Files can be created and changed only inside the read-write folders; the read-only ones can be viewed."
+        } else {
+            "Every folder is read-only: files can be viewed but not created or changed."
+        });
+        note
+    }
+
+    fn route(&self, path: &MemoryPath) -> Route<'_> {
+        if path.is_root() {
+            return Route::Root;
+        }
+        for m in &self.mounts {
+            if let Some(inner) = path.rebase(&m.root, &MemoryPath::root()) {
+                return Route::In(m, inner);
+            }
+        }
+        Route::Outside
+    }
+
+    fn read_only(m: &Mounted, path: &MemoryPath) -> Error {
+        Error::Refused {
+            path: path.clone(),
+            reason: format!("{} is mounted read-only", m.root),
+        }
+    }
+
+    fn outside(&self, path: &MemoryPath) -> Error {
+        let writable: Vec<String> = self
+            .mounts
+            .iter()
+            .filter(|m| m.mount.access == Access::ReadWrite)
+            .map(|m| m.root.to_string())
+            .collect();
+        let reason = if writable.is_empty() {
+            "it is outside every mounted folder, and every mounted folder is read-only".to_owned()
+        } else {
+            format!(
+                "it is outside every mounted folder; files can be created inside {}",
+                writable.join(" or ")
+            )
+        };
+        Error::Refused {
+            path: path.clone(),
+            reason,
+        }
+    }
+}
+
+/// Folds line breaks and runs of spaces, so each mount stays on one line of the note.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A store id as a slug: its `[0-9A-Za-z_]` characters (ids hold nothing else).
+fn slug_of_id(id: &str) -> String {
+    id.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .take(64)
+        .collect()
+}
+
+/// A path inside a mount's storage as the path the model sees.
+fn outer(m: &Mounted, inner: &MemoryPath) -> Option<MemoryPath> {
+    inner.rebase(&MemoryPath::root(), &m.root)
+}
+
+/// An error of a mount's storage, with its paths as the model sees them.
+fn outer_error(m: &Mounted, e: Error) -> Error {
+    let up = |p: MemoryPath| outer(m, &p).unwrap_or_else(|| m.root.clone());
+    match e {
+        Error::NotFound { path } => Error::NotFound { path: up(path) },
+        Error::AlreadyExists { path } => Error::AlreadyExists { path: up(path) },
+        Error::ParentIsFile { path, parent } => Error::ParentIsFile {
+            path: up(path),
+            parent: up(parent),
+        },
+        Error::Conflict { path } => Error::Conflict { path: up(path) },
+        Error::RenameIntoItself { from, to } => Error::RenameIntoItself {
+            from: up(from),
+            to: up(to),
+        },
+        Error::Refused { path, reason } => Error::Refused {
+            path: up(path),
+            reason,
+        },
+        other => other,
+    }
+}
+
+impl fmt::Display for Mounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Mounts(")?;
+        for (i, m) in self.mounts.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            let ro = if m.mount.access == Access::ReadOnly {
+                ":ro"
+            } else {
+                ""
+            };
+            write!(f, "{}={}{ro}", m.slug, m.mount.storage)?;
+        }
+        f.write_str(")")
+    }
+}
+
+#[async_trait]
+#[deny(clippy::missing_trait_methods)]
+impl Storage for Mounts {
+    async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+        match self.route(path) {
+            Route::In(m, inner) => m
+                .mount
+                .storage
+                .read(&inner)
+                .await
+                .map_err(|e| outer_error(m, e)),
+            Route::Root | Route::Outside => Err(Error::NotFound { path: path.clone() }),
+        }
+    }
+
+    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+        match self.route(path) {
+            Route::Root => Ok(Some(Entry::Directory)),
+            Route::Outside => Ok(None),
+            Route::In(_, inner) if inner.is_root() => Ok(Some(Entry::Directory)),
+            Route::In(m, inner) => match m.mount.storage.stat(&inner).await {
+                Ok(Some(Entry::File(meta))) => Ok(Some(Entry::File(memory_core::FileMeta {
+                    path: path.clone(),
+                    ..meta
+                }))),
+                Ok(other) => Ok(other),
+                Err(e) => Err(outer_error(m, e)),
+            },
+        }
+    }
+
+    async fn write(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        mode: WriteMode,
+    ) -> Result<Version> {
+        match self.route(path) {
+            Route::Root => Err(Error::AlreadyExists { path: path.clone() }),
+            Route::Outside => Err(self.outside(path)),
+            Route::In(_, inner) if inner.is_root() => {
+                Err(Error::AlreadyExists { path: path.clone() })
+            }
+            Route::In(m, _) if m.mount.access == Access::ReadOnly => Err(Self::read_only(m, path)),
+            Route::In(m, inner) => m
+                .mount
+                .storage
+                .write(&inner, contents, mode)
+                .await
+                .map_err(|e| outer_error(m, e)),
+        }
+    }
+
+    async fn delete(&self, path: &MemoryPath) -> Result<()> {
+        match self.route(path) {
+            Route::Root => {
+                if let Some(m) = self
+                    .mounts
+                    .iter()
+                    .find(|m| m.mount.access == Access::ReadOnly)
+                {
+                    return Err(Self::read_only(m, path));
+                }
+                for m in &self.mounts {
+                    match m.mount.storage.delete(&MemoryPath::root()).await {
+                        Ok(()) | Err(Error::NotFound { .. }) => {}
+                        Err(e) => return Err(outer_error(m, e)),
+                    }
+                }
+                Ok(())
+            }
+            Route::Outside => Err(Error::NotFound { path: path.clone() }),
+            Route::In(m, _) if m.mount.access == Access::ReadOnly => Err(Self::read_only(m, path)),
+            Route::In(m, inner) => match m.mount.storage.delete(&inner).await {
+                // An empty mount's folder still exists: deleting it removes nothing.
+                Err(Error::NotFound { .. }) if inner.is_root() => Ok(()),
+                other => other.map_err(|e| outer_error(m, e)),
+            },
+        }
+    }
+
+    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        let lift = |m: &Mounted, files: Vec<FileMeta>| -> Vec<FileMeta> {
+            files
+                .into_iter()
+                .filter_map(|f| {
+                    let path = outer(m, &f.path)?;
+                    Some(FileMeta { path, ..f })
+                })
+                .collect()
+        };
+        match self.route(dir) {
+            Route::Root => {
+                let mut all = Vec::new();
+                for m in &self.mounts {
+                    let files = m
+                        .mount
+                        .storage
+                        .list(&MemoryPath::root())
+                        .await
+                        .map_err(|e| outer_error(m, e))?;
+                    all.extend(lift(m, files));
+                }
+                all.sort_by(|a, b| a.path.as_str().cmp(b.path.as_str()));
+                Ok(all)
+            }
+            Route::Outside => Ok(Vec::new()),
+            Route::In(m, inner) => {
+                let files = m
+                    .mount
+                    .storage
+                    .list(&inner)
+                    .await
+                    .map_err(|e| outer_error(m, e))?;
+                Ok(lift(m, files))
+            }
+        }
+    }
+
+    async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        let source = match self.route(from) {
+            Route::Root => {
+                return Err(Error::RenameIntoItself {
+                    from: from.clone(),
+                    to: to.clone(),
+                });
+            }
+            Route::Outside => return Err(Error::NotFound { path: from.clone() }),
+            Route::In(m, inner) => (m, inner),
+        };
+        if to.starts_with(from) {
+            return Err(Error::RenameIntoItself {
+                from: from.clone(),
+                to: to.clone(),
+            });
+        }
+        if source.1.is_root() {
+            return Err(Error::Refused {
+                path: from.clone(),
+                reason: "a mounted folder cannot be moved or renamed".to_owned(),
+            });
+        }
+        if self.stat(from).await?.is_none() {
+            return Err(Error::NotFound { path: from.clone() });
+        }
+        let target = match self.route(to) {
+            Route::Root => return Err(Error::AlreadyExists { path: to.clone() }),
+            Route::Outside => return Err(self.outside(to)),
+            Route::In(_, inner) if inner.is_root() => {
+                return Err(Error::AlreadyExists { path: to.clone() });
+            }
+            Route::In(m, inner) => (m, inner),
+        };
+        for (m, path) in [(source.0, from), (target.0, to)] {
+            if m.mount.access == Access::ReadOnly {
+                return Err(Self::read_only(m, path));
+            }
+        }
+        if std::ptr::eq(source.0, target.0) {
+            let m = source.0;
+            return m
+                .mount
+                .storage
+                .rename(&source.1, &target.1)
+                .await
+                .map_err(|e| outer_error(m, e));
+        }
+        copy_then_delete(self, from, to).await
+    }
+}
