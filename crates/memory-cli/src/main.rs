@@ -15,6 +15,8 @@ use memory_core::{CreateMode, MemoryTool};
 mod admin;
 mod mcp;
 mod run;
+mod serve;
+mod store_admin;
 
 const LONG_ABOUT: &str = "\
 Claude's memory tool (memory_20250818), as a program.
@@ -81,6 +83,12 @@ enum Command {
     Mcp(mcp::McpArgs),
     #[command(flatten)]
     Admin(admin::AdminCommand),
+    /// Serve versioned memory stores over HTTP with the hosted memory-stores API.
+    #[command(long_about = serve::SERVE_LONG_ABOUT)]
+    Serve(serve::ServeArgs),
+    /// Administer the memory stores of a `memory serve` database: list, memories, history,
+    /// redact, restore, export.
+    Store(store_admin::StoreArgs),
     /// Run Claude with the memory tool over a store, until Claude is done.
     #[command(long_about = run::RUN_LONG_ABOUT)]
     Run(run::RunArgs),
@@ -143,6 +151,8 @@ fn main() -> ExitCode {
         Command::Admin(command) => runtime.block_on(command.run()),
         Command::Exec(args) => runtime.block_on(run_exec(args)),
         Command::Run(args) => runtime.block_on(run::run(args)),
+        Command::Serve(args) => runtime.block_on(serve::run(args)),
+        Command::Store(args) => runtime.block_on(store_admin::run(args)),
         Command::Keygen { file } => keygen(&file),
     }
 }
