@@ -36,6 +36,14 @@ def sh(argv: List[str]) -> str:
         return ""
 
 
+def loadavg() -> str:
+    try:
+        with open("/proc/loadavg", encoding="utf-8") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
+
+
 def machine(work: str) -> Dict[str, str]:
     cpu = ""
     try:
@@ -177,7 +185,8 @@ def main() -> int:
     info = machine(work)
     versions = json.loads(args.versions)
     print(f"machine: {info['nproc']} cores, {info['cpu']}, kernel {info['kernel']}")
-    print(f"filesystem of {work}: {info['filesystem']}")
+    print(f"filesystem of the scratch folder: {info['filesystem']}")
+    print(f"load average (1, 5, 15 min) at start: {loadavg()}")
     if versions:
         print("versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     print(f"{args.runs} runs per runner and mix, {args.count} commands per workload, seed {args.seed}\n")
@@ -236,6 +245,8 @@ def main() -> int:
         print()
         sys.stdout.flush()
 
+    report["loadavg_end"] = loadavg()
+    print(f"load average (1, 5, 15 min) at end: {report['loadavg_end']}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=2)

@@ -18,6 +18,7 @@
 #   BENCH_TS        0 to leave out the TypeScript SDK even when node is present [1]
 #   TS_SDK_VERSION  the @anthropic-ai/sdk version to install [1.14.0]
 #   ORACLE_VENV     the Python venv [~/.cache/memory-oracle/py]
+#   MEMORY_BIN, MEMORY_BENCH_BIN   release binaries to use instead of building them (both or none)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -32,12 +33,18 @@ WORK="$(cd "$WORK" && pwd)"
 TS_SDK_VERSION="${TS_SDK_VERSION:-1.14.0}"
 export ORACLE_VENV="${ORACLE_VENV:-$HOME/.cache/memory-oracle/py}"
 
-step "release build of memory and memory-bench"
-cargo build --release -p memory-cli -p memory-bench --bins >&2
-target_dir="$(cargo metadata --format-version 1 --no-deps |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
-memory_bin="$target_dir/release/memory"
-bench_bin="$target_dir/release/memory-bench"
+if [ -n "${MEMORY_BIN:-}" ] && [ -n "${MEMORY_BENCH_BIN:-}" ]; then
+    step "using the given binaries $MEMORY_BIN and $MEMORY_BENCH_BIN"
+    memory_bin="$(cd "$(dirname "$MEMORY_BIN")" && pwd)/$(basename "$MEMORY_BIN")"
+    bench_bin="$(cd "$(dirname "$MEMORY_BENCH_BIN")" && pwd)/$(basename "$MEMORY_BENCH_BIN")"
+else
+    step "release build of memory and memory-bench"
+    cargo build --release -p memory-cli -p memory-bench --bins >&2
+    target_dir="$(cargo metadata --format-version 1 --no-deps |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+    memory_bin="$target_dir/release/memory"
+    bench_bin="$target_dir/release/memory-bench"
+fi
 
 step "Python venv with anthropic==2.14.0"
 bash tests/oracle/setup.sh >&2
