@@ -3,7 +3,8 @@
 #
 #   scripts/test.sh
 #
-# Steps: the Python venv with the reference SDK (tests/oracle/setup.sh, idempotent), the
+# Steps: the Python venv with the reference SDK (tests/oracle/setup.sh, idempotent), a local
+# S3 server (scripts/s3-test-server.sh: moto, for memory-s3 and `s3://` stores), the
 # workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
 # build of the criterion benches (`cargo bench --no-run`), then the differential check of the
 # `memory` binary against the Python SDK (tests/oracle/classify.py).
@@ -17,6 +18,13 @@ step() { printf '\n==> %s\n' "$*"; }
 export ORACLE_VENV="${ORACLE_VENV:-$HOME/.cache/memory-oracle/py}"
 step "Python venv with the reference SDK (anthropic==2.14.0)"
 bash tests/oracle/setup.sh
+
+step "S3 test server (moto) for the s3:// tests"
+# Installs moto[server] into a venv under target/, starts it on a free 127.0.0.1 port and
+# exports MEMORY_TEST_S3_ENDPOINT and the AWS_* variables; stopped when this script exits.
+s3_env="$(scripts/s3-test-server.sh start)"
+trap 'scripts/s3-test-server.sh stop' EXIT
+eval "$s3_env"
 
 step "tests"
 if cargo nextest --version >/dev/null 2>&1; then
