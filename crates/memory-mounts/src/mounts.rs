@@ -17,6 +17,10 @@ use crate::store::StoreStorage;
 /// session).
 pub const MAX_MOUNTS: usize = 8;
 
+/// The hidden name [`Mounts`] lists below an empty mount's folder at the root, so that the
+/// tool's `view /memories` (which shows directories that hold files) shows the folder.
+pub const EMPTY_MARK: &str = ".mount";
+
 /// What the model may do in a mount.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Access {
@@ -190,7 +194,10 @@ enum Route<'a> {
 /// - Mount folders always exist (an empty store still shows), cannot be written, moved or
 ///   renamed; deleting one deletes every file in it (read-write only), as deleting
 ///   `/memories` does in a single store.
-/// - `view /memories` lists every mount's files below its folder.
+/// - `view /memories` lists every mount's folder with its files. A listing of `/memories`
+///   holds, for each empty mount, a 0-byte hidden entry `/memories/<slug>/.mount`
+///   ([`EMPTY_MARK`]) so the folder shows (views skip hidden names); it is in no other
+///   listing and cannot be read.
 /// - Every change in a read-only mount, and every write outside all mounts, is
 ///   [`Error::Refused`] (the tool answers `Error: Cannot change {path}: {reason}`) and changes
 ///   nothing. Deleting `/memories` is refused while any mount is read-only.
@@ -546,6 +553,13 @@ impl Storage for Mounts {
                         .list(&MemoryPath::root())
                         .await
                         .map_err(|e| outer_error(m, e))?;
+                    if files.is_empty() {
+                        all.push(FileMeta {
+                            path: m.root.join(EMPTY_MARK).expect("a short hidden name"),
+                            size: 0,
+                            modified: None,
+                        });
+                    }
                     all.extend(lift(m, files));
                 }
                 all.sort_by(|a, b| a.path.as_str().cmp(b.path.as_str()));

@@ -92,7 +92,13 @@ async fn conformance_within_one_of_two_mounts() {
         .into_iter()
         .map(|f| f.path.to_string())
         .collect();
-    assert_eq!(files, ["/memories/team-handbook/rules.md"]);
+    assert_eq!(
+        files,
+        [
+            "/memories/team-handbook/rules.md",
+            "/memories/user-notes/.mount"
+        ]
+    );
     let versions = engine
         .list_versions(&handbook, ListVersions::default())
         .await
