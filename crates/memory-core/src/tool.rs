@@ -253,16 +253,16 @@ impl<S: Storage> MemoryHandler for MemoryTool<S> {
         if path.is_root() {
             return self.view_directory(path).await;
         }
-        match self.storage.stat(path).await {
-            Ok(Some(Entry::Directory)) => return self.view_directory(path).await,
-            Ok(Some(Entry::File(_))) => {}
-            Ok(None) => return missing(),
-            Err(err) => return self.storage_failure("view", path, &err),
-        }
+        // Files are read in one call; only a path that is not a file costs a listing too.
         let file = match self.storage.read(path).await {
             Ok(file) => file,
-            // Deleted, or replaced by a directory, since the stat.
-            Err(Error::NotFound { .. }) => return Box::pin(self.view(path, view_range)).await,
+            Err(Error::NotFound { .. }) => {
+                return match self.storage.list(path).await {
+                    Ok(files) if files.is_empty() => missing(),
+                    Ok(files) => ToolOutput::success(render::listing(path, &files)),
+                    Err(err) => self.storage_failure("view", path, &err),
+                };
+            }
             Err(err) => return self.storage_failure("view", path, &err),
         };
         if let Some(media_type) = render::image_media_type(path) {
@@ -283,20 +283,23 @@ impl<S: Storage> MemoryHandler for MemoryTool<S> {
         if let Some(out) = self.too_large(path, file_text.len()) {
             return out;
         }
-        let existing = match self.storage.stat(path).await {
-            Ok(entry) => entry,
-            Err(err) => return self.storage_failure("create", path, &err),
-        };
-        let mode = match (&existing, self.create_mode) {
-            (Some(Entry::Directory), _) | (Some(Entry::File(_)), CreateMode::Reject) => {
-                return exists();
-            }
-            (Some(Entry::File(_)), CreateMode::Overwrite) => WriteMode::Overwrite,
-            (None, _) => WriteMode::Create,
+        // Create-if-absent is one storage step; only overwriting needs to look first.
+        let mode = match self.create_mode {
+            CreateMode::Reject => WriteMode::Create,
+            CreateMode::Overwrite => match self.storage.stat(path).await {
+                Ok(Some(Entry::Directory)) => return exists(),
+                Ok(Some(Entry::File(_))) => WriteMode::Overwrite,
+                Ok(None) => WriteMode::Create,
+                Err(err) => return self.storage_failure("create", path, &err),
+            },
         };
         if mode == WriteMode::Create {
             match self.file_count().await {
                 Ok(count) if count >= self.limits.max_files => {
+                    // A full store still answers "already exists" for a path that is taken.
+                    if let Ok(Some(_)) = self.storage.stat(path).await {
+                        return exists();
+                    }
                     return ToolOutput::error(format!(
                         "Error: The memory store is full ({} files). Delete or consolidate files first.",
                         self.limits.max_files

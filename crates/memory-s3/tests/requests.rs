@@ -375,21 +375,22 @@ fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>
         ),
         (
             json!({"command": "view", "path": "/memories/notes.md"}),
-            cat(&[head, get]),
+            cat(&[get]),
         ),
         (
             json!({"command": "view", "path": "/memories/dir"}),
-            cat(&[head, list, list]),
+            // tool: read (not a file), then the listing
+            cat(&[get, list]),
         ),
         (
             json!({"command": "create", "path": "/memories/new.md", "file_text": "x\n"}),
-            // tool: stat (HEAD, LIST), file count (LIST); write: LIST, PUT
-            cat(&[head, list, list, list, put_create]),
+            // tool: file count (LIST); write: LIST (no directory here), PUT
+            cat(&[list, list, put_create]),
         ),
         (
             json!({"command": "create", "path": "/memories/dir/new.md", "file_text": "x\n"}),
             // as above, plus a HEAD of /memories/dir (is it a file?)
-            cat(&[head, list, list, head, list, put_create]),
+            cat(&[list, head, list, put_create]),
         ),
         (
             json!({"command": "str_replace", "path": "/memories/notes.md", "old_str": "two", "new_str": "2"}),
