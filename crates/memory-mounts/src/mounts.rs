@@ -17,8 +17,8 @@ use crate::store::StoreStorage;
 /// session).
 pub const MAX_MOUNTS: usize = 8;
 
-/// The hidden name [`Mounts`] lists below an empty mount's folder at the root, so that the
-/// tool's `view /memories` (which shows directories that hold files) shows the folder.
+/// The hidden name [`Mounts`] lists in an empty mount's folder, so that the tool's views (which
+/// show directories that hold files) show the folder.
 pub const EMPTY_MARK: &str = ".mount";
 
 /// What the model may do in a mount.
@@ -194,9 +194,10 @@ enum Route<'a> {
 /// - Mount folders always exist (an empty store still shows), cannot be written, moved or
 ///   renamed; deleting one deletes every file in it (read-write only), as deleting
 ///   `/memories` does in a single store.
-/// - `view /memories` lists every mount's folder with its files. A listing of `/memories`
-///   holds, for each empty mount, a 0-byte hidden entry `/memories/<slug>/.mount`
-///   ([`EMPTY_MARK`]) so the folder shows (views skip hidden names); it is in no other
+/// - `view /memories` lists every mount's folder with its files. The listing of `/memories`
+///   or of a mount's folder holds, for each empty mount, a 0-byte hidden entry
+///   `/memories/<slug>/.mount` ([`EMPTY_MARK`]) so that the folder shows and views as one
+///   (the tool shows directories that hold files, and skips hidden names); it is in no other
 ///   listing and cannot be read.
 /// - Every change in a read-only mount, and every write outside all mounts, is
 ///   [`Error::Refused`] (the tool answers `Error: Cannot change {path}: {reason}`) and changes
@@ -573,6 +574,13 @@ impl Storage for Mounts {
                     .list(&inner)
                     .await
                     .map_err(|e| outer_error(m, e))?;
+                if files.is_empty() && inner.is_root() {
+                    return Ok(vec![FileMeta {
+                        path: m.root.join(EMPTY_MARK).expect("a short hidden name"),
+                        size: 0,
+                        modified: None,
+                    }]);
+                }
                 Ok(lift(m, files))
             }
         }

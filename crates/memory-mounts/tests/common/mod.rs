@@ -484,8 +484,11 @@ impl Storage for Within {
             .list(&self.down(dir)?)
             .await
             .map_err(|e| self.up_error(e))?;
+        // The mark Mounts lists in an empty mount's folder is the mount's, not the store's.
+        let mark = self.root.join(memory_mounts::EMPTY_MARK).unwrap();
         Ok(files
             .into_iter()
+            .filter(|f| f.path != mark)
             .map(|f| FileMeta {
                 path: self.up(f.path),
                 ..f
