@@ -6,6 +6,7 @@
 mod client;
 mod runner;
 pub mod store;
+mod stores;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tool;
@@ -17,6 +18,9 @@ pub use client::{
 };
 pub use runner::{DEFAULT_MAX_ITERATIONS, Run, RunStream, ToolRunner};
 pub use store::{OpenError, OpenOptions, StoreUrl, StoreUrlError, open, open_url};
+pub use stores::STORE_API_KEY_VAR;
+#[cfg(feature = "stores")]
+pub use stores::open_mount;
 pub use tool::{
     MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Observed, Tool, ToolCall, memory_call_summary,
 };
@@ -40,6 +44,12 @@ pub use memory_sqlite as sqlite;
 /// [`S3Options`](memory_s3::S3Options) (feature `s3`).
 #[cfg(feature = "s3")]
 pub use memory_s3 as s3;
+
+/// Versioned memory stores as storage and several stores mounted under one `/memories`
+/// ([`StoreStorage`](memory_mounts::StoreStorage), [`Mounts`](memory_mounts::Mounts), the
+/// mount note; feature `stores`).
+#[cfg(feature = "stores")]
+pub use memory_mounts as mounts;
 
 /// The encrypted envelope, [`Encrypted`](memory_encrypted::Encrypted) and
 /// [`Keyring`](memory_encrypted::Keyring) (feature `encrypted`).

@@ -6,9 +6,13 @@
 //! | `mem:` | in memory, gone when the program exits | always |
 //! | `sqlite:PATH` | one SQLite database file | `sqlite` |
 //! | `s3://BUCKET[/PREFIX]` | an S3 bucket; endpoint, region and credentials from the `AWS_*` variables (`AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP=true`...) | `s3` |
+//! | `store+sqlite:PATH#STORE_ID` | one versioned memory store of the engine's database file (the one `memory serve --db` uses); every write a version by the session actor | `stores` |
+//! | `store+http://HOST:PORT#STORE_ID`, `store+https://HOST[/BASE]#STORE_ID` | one versioned memory store on a `memory serve` (or any server with the memory-stores API); the API key from `MEMORY_STORE_API_KEY` | `stores` |
 //!
 //! [`OpenOptions::with_encryption_key_file`] wraps any of them in the encrypted envelope
-//! (feature `encrypted`). A backend this build lacks is a clear "compiled without feature"
+//! (feature `encrypted`); [`OpenOptions::with_session_id`] names the session actor of a
+//! `store+sqlite:` store's versions (a new `sesn_…` id otherwise). Several stores under one
+//! `/memories`: [`open_mount`](crate::open_mount) (feature `stores`). A backend this build lacks is a clear "compiled without feature"
 //! error, not a parse error.
 //!
 //! A word of two or more letters followed by `:` is read as a scheme, so a directory whose name
@@ -49,6 +53,21 @@ pub enum StoreUrl {
         /// The key prefix inside the bucket, possibly empty.
         prefix: String,
     },
+    /// One versioned memory store in an engine's database file (`store+sqlite:PATH#STORE_ID`).
+    StoreSqlite {
+        /// The engine's SQLite database.
+        db: PathBuf,
+        /// The store's id (`memstore_…`).
+        store_id: String,
+    },
+    /// One versioned memory store on a server (`store+http://HOST:PORT#STORE_ID`, or
+    /// `store+https://…`).
+    StoreHttp {
+        /// The server's base URL (`http://HOST:PORT`).
+        base_url: String,
+        /// The store's id (`memstore_…`).
+        store_id: String,
+    },
 }
 
 /// Why a string is not a store URL.
@@ -79,6 +98,18 @@ pub enum StoreUrlError {
     /// `s3://` without a bucket.
     #[error("`s3://` needs a bucket: s3://BUCKET[/PREFIX]")]
     MissingBucket,
+    /// A `store+` URL without its `#STORE_ID`, or with one that is not an id.
+    #[error(
+        "`{scheme}:` needs the store's id after `#`, e.g. store+sqlite:./memory-stores.db#memstore_... \
+         or store+http://127.0.0.1:8080#memstore_..."
+    )]
+    MissingStoreId {
+        /// The scheme, without its `:`.
+        scheme: &'static str,
+    },
+    /// `store+http:` or `store+https:` without `//HOST`.
+    #[error("`store+http:` needs a server: store+http://HOST:PORT#STORE_ID")]
+    MissingServer,
 }
 
 impl FromStr for StoreUrl {
@@ -110,10 +141,50 @@ impl FromStr for StoreUrl {
                     prefix: prefix.trim_matches('/').to_owned(),
                 })
             }
+            "store+sqlite" => {
+                let (path, store_id) = store_id_part(rest, "store+sqlite")?;
+                Ok(StoreUrl::StoreSqlite {
+                    db: path_part(path, "store+sqlite")?,
+                    store_id,
+                })
+            }
+            lower @ ("store+http" | "store+https") => {
+                let scheme = if lower == "store+http" {
+                    "store+http"
+                } else {
+                    "store+https"
+                };
+                let (server, store_id) = store_id_part(rest, scheme)?;
+                let base = server.trim_end_matches('/');
+                match base.strip_prefix("//") {
+                    Some(host) if !host.is_empty() && !host.starts_with('/') => {
+                        Ok(StoreUrl::StoreHttp {
+                            base_url: format!("{}:{base}", &scheme["store+".len()..]),
+                            store_id,
+                        })
+                    }
+                    _ => Err(StoreUrlError::MissingServer),
+                }
+            }
             _ => Err(StoreUrlError::UnknownScheme {
                 scheme: scheme.to_owned(),
             }),
         }
+    }
+}
+
+/// Splits `…#STORE_ID`: the id is what follows the last `#`, one or more of `[0-9A-Za-z_]`.
+fn store_id_part<'a>(
+    rest: &'a str,
+    scheme: &'static str,
+) -> Result<(&'a str, String), StoreUrlError> {
+    match rest.rsplit_once('#') {
+        Some((before, id))
+            if !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+        {
+            Ok((before, id.to_owned()))
+        }
+        _ => Err(StoreUrlError::MissingStoreId { scheme }),
     }
 }
 
@@ -149,6 +220,10 @@ impl fmt::Display for StoreUrl {
             StoreUrl::Sqlite(path) => write!(f, "sqlite:{}", path.display()),
             StoreUrl::S3 { bucket, prefix } if prefix.is_empty() => write!(f, "s3://{bucket}"),
             StoreUrl::S3 { bucket, prefix } => write!(f, "s3://{bucket}/{prefix}"),
+            StoreUrl::StoreSqlite { db, store_id } => {
+                write!(f, "store+sqlite:{}#{store_id}", db.display())
+            }
+            StoreUrl::StoreHttp { base_url, store_id } => write!(f, "store+{base_url}#{store_id}"),
         }
     }
 }
@@ -159,6 +234,8 @@ impl fmt::Display for StoreUrl {
 pub struct OpenOptions {
     /// Wrap the store in the encrypted envelope, with the key in this file (64 hex characters).
     pub encryption_key_file: Option<PathBuf>,
+    /// The session actor of a `store+sqlite:` store's versions (a new `sesn_…` id when unset).
+    pub session_id: Option<String>,
 }
 
 impl OpenOptions {
@@ -170,6 +247,13 @@ impl OpenOptions {
     /// Encrypts with the key in `file` (feature `encrypted`).
     pub fn with_encryption_key_file(mut self, file: impl Into<PathBuf>) -> Self {
         self.encryption_key_file = Some(file.into());
+        self
+    }
+
+    /// Records a `store+sqlite:` store's versions as written by the session `id` (feature
+    /// `stores`).
+    pub fn with_session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
         self
     }
 }
@@ -244,7 +328,7 @@ pub async fn open_url(
     url: &StoreUrl,
     options: &OpenOptions,
 ) -> Result<Arc<dyn Storage>, OpenError> {
-    let store = open_plain(url).await?;
+    let store = open_plain(url, options).await?;
     match &options.encryption_key_file {
         None => Ok(store),
         Some(key_file) => encrypt(store, key_file, url),
@@ -255,21 +339,25 @@ pub async fn open_url(
     feature = "fs",
     feature = "sqlite",
     feature = "s3",
-    feature = "encrypted"
+    feature = "encrypted",
+    feature = "stores"
 )))]
-fn without_feature(url: &StoreUrl, feature: &str, what: &str) -> OpenError {
+pub(crate) fn without_feature(url: &StoreUrl, feature: &str, what: &str) -> OpenError {
     OpenError::Unavailable {
         url: url.to_string(),
         reason: format!("this build was compiled without feature `{feature}` ({what})"),
     }
 }
 
-async fn open_plain(url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
+async fn open_plain(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn Storage>, OpenError> {
     match url {
         StoreUrl::Memory => Ok(Arc::new(memory_core::InMemoryStorage::new())),
         StoreUrl::Dir(path) => open_dir(path, url).await,
         StoreUrl::Sqlite(path) => open_sqlite(path, url).await,
         StoreUrl::S3 { bucket, prefix } => open_s3(bucket, prefix, url),
+        StoreUrl::StoreSqlite { .. } | StoreUrl::StoreHttp { .. } => {
+            crate::stores::open_store_url(url, options).await
+        }
     }
 }
 
@@ -443,8 +531,140 @@ mod tests {
     }
 
     #[test]
+    fn store_urls() {
+        assert_eq!(
+            parse("store+sqlite:./stores.db#memstore_01Ab"),
+            Ok(StoreUrl::StoreSqlite {
+                db: "./stores.db".into(),
+                store_id: "memstore_01Ab".into()
+            })
+        );
+        assert_eq!(
+            parse("store+sqlite:///var/a#b.db#memstore_1"),
+            Ok(StoreUrl::StoreSqlite {
+                db: "/var/a#b.db".into(),
+                store_id: "memstore_1".into()
+            })
+        );
+        assert_eq!(
+            parse("STORE+HTTP://127.0.0.1:8080/#memstore_1"),
+            Ok(StoreUrl::StoreHttp {
+                base_url: "http://127.0.0.1:8080".into(),
+                store_id: "memstore_1".into()
+            })
+        );
+        assert_eq!(
+            parse("store+https://memory.example/api#memstore_1"),
+            Ok(StoreUrl::StoreHttp {
+                base_url: "https://memory.example/api".into(),
+                store_id: "memstore_1".into()
+            })
+        );
+        for (raw, scheme) in [
+            ("store+sqlite:./stores.db", "store+sqlite"),
+            ("store+sqlite:./stores.db#", "store+sqlite"),
+            ("store+http://h:1#a/b", "store+http"),
+            ("store+https://h", "store+https"),
+        ] {
+            assert_eq!(
+                parse(raw),
+                Err(StoreUrlError::MissingStoreId { scheme }),
+                "{raw}"
+            );
+        }
+        assert_eq!(
+            parse("store+sqlite:#memstore_1"),
+            Err(StoreUrlError::MissingPath {
+                scheme: "store+sqlite"
+            })
+        );
+        assert_eq!(
+            parse("store+http:h#memstore_1"),
+            Err(StoreUrlError::MissingServer)
+        );
+        assert_eq!(
+            parse("store+http://#memstore_1"),
+            Err(StoreUrlError::MissingServer)
+        );
+        assert!(matches!(
+            parse("store+ftp://h#memstore_1"),
+            Err(StoreUrlError::UnknownScheme { .. })
+        ));
+    }
+
+    #[cfg(not(feature = "stores"))]
+    #[tokio::test]
+    async fn stores_need_stores() {
+        let err = open("store+sqlite:x.db#memstore_1")
+            .await
+            .expect_err("no stores backend");
+        assert!(
+            err.to_string()
+                .contains("compiled without feature `stores`"),
+            "{err}"
+        );
+    }
+
+    #[cfg(feature = "stores")]
+    #[tokio::test]
+    async fn store_urls_open_existing_stores_only() {
+        use memory_core::{MemoryHandler, MemoryTool};
+        use memory_mounts::memory_store::{CreateStore, ListVersions, MemoryStores};
+
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("stores.db");
+        let missing = format!("store+sqlite:{}#memstore_1", db.display());
+        let err = open(&missing).await.expect_err("no database");
+        assert!(
+            err.to_string().contains("no memory-stores database"),
+            "{err}"
+        );
+        let engine = MemoryStores::open(&db).await.unwrap();
+        let store = engine
+            .create_store(CreateStore {
+                name: "Notes".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let err = open(&format!("store+sqlite:{}#memstore_nope", db.display()))
+            .await
+            .expect_err("no such store");
+        assert!(err.to_string().contains("not found"), "{err}");
+        let url: StoreUrl = format!("store+sqlite:{}#{}", db.display(), store.id)
+            .parse()
+            .unwrap();
+        let options = OpenOptions::new().with_session_id("sesn_test");
+        let tool = MemoryTool::new(open_url(&url, &options).await.unwrap());
+        let out = tool
+            .execute(&serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}))
+            .await;
+        assert!(!out.is_error, "{out:?}");
+        let versions = engine
+            .list_versions(&store.id, ListVersions::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            versions.data[0].created_by,
+            Some(memory_mounts::memory_store::Actor::session("sesn_test"))
+        );
+        let encrypted = options.with_encryption_key_file(dir.path().join("key"));
+        let err = open_url(&url, &encrypted).await.expect_err("no envelope");
+        assert!(err.to_string().contains("cannot be encrypted"), "{err}");
+    }
+
+    #[test]
     fn display_round_trips() {
-        for raw in ["file:./m", "mem:", "sqlite:/x/m.db", "s3://b", "s3://b/p/q"] {
+        for raw in [
+            "file:./m",
+            "mem:",
+            "sqlite:/x/m.db",
+            "s3://b",
+            "s3://b/p/q",
+            "store+sqlite:/x/s.db#memstore_1",
+            "store+http://127.0.0.1:8080#memstore_1",
+            "store+https://h/base#memstore_1",
+        ] {
             let url = parse(raw).unwrap();
             assert_eq!(url.to_string(), raw);
             assert_eq!(parse(&url.to_string()), Ok(url));
