@@ -14,6 +14,7 @@ use memory_core::{CreateMode, MemoryTool};
 
 mod admin;
 mod mcp;
+mod mounts;
 mod run;
 mod serve;
 mod store_admin;

@@ -58,6 +58,9 @@ pub(crate) struct McpArgs {
     /// Refuse every command that would change the store (only `view` works).
     #[arg(long)]
     read_only: bool,
+
+    #[command(flatten)]
+    mounts: crate::mounts::MountArgs,
 }
 
 /// Runs the server until the client closes standard input.
@@ -67,15 +70,30 @@ pub(crate) async fn run(args: McpArgs) -> ExitCode {
     } else {
         Access::CreateIfMissing
     };
-    let store = match args.store.open(access).await {
-        Ok(store) => store,
-        Err(failure) => {
-            eprintln!("memory: {failure}");
-            return ExitCode::from(failure.exit as u8);
+    // With --mount, the mounts are the store, and the tool description carries the mount note.
+    let session_id = args.mounts.session_id();
+    let options = memory_runner::OpenOptions::new().with_session_id(session_id.clone());
+    let (store, note): (Arc<dyn Storage>, _) = match args.mounts.open(&options).await {
+        Ok(Some(mounts)) => {
+            tracing::info!(session_id, "versioned-store writes are this session's");
+            let note = mounts.note();
+            (Arc::new(mounts), Some(note))
+        }
+        Ok(None) => match args.store.open(access).await {
+            Ok(store) => (store, None),
+            Err(failure) => {
+                eprintln!("memory: {failure}");
+                return ExitCode::from(failure.exit as u8);
+            }
+        },
+        Err(message) => {
+            eprintln!("memory: {message}");
+            return ExitCode::from(2);
         }
     };
     tracing::info!(store = %store, read_only = args.read_only, "serving the memory tool over MCP");
-    let server = MemoryServer::new(store, args.read_only);
+    let mut server = MemoryServer::new(store, args.read_only);
+    server.note = note;
     let service = match server.serve(rmcp::transport::stdio()).await {
         Ok(service) => service,
         Err(e) => {
@@ -99,6 +117,8 @@ pub(crate) async fn run(args: McpArgs) -> ExitCode {
 pub(crate) struct MemoryServer {
     tool: MemoryTool<Arc<dyn Storage>>,
     read_only: bool,
+    /// The mount note, appended to the tool's description (with --mount).
+    pub(crate) note: Option<String>,
 }
 
 impl std::fmt::Debug for MemoryServer {
@@ -115,6 +135,7 @@ impl MemoryServer {
         MemoryServer {
             tool: MemoryTool::new(store),
             read_only,
+            note: None,
         }
     }
 
@@ -299,13 +320,14 @@ impl ServerHandler for MemoryServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![tool_definition(
-            self.read_only,
-        )]))
+        Ok(ListToolsResult::with_all_items(vec![
+            crate::mounts::describe(tool_definition(self.read_only), self.note.as_deref()),
+        ]))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        (name == TOOL_NAME).then(|| tool_definition(self.read_only))
+        (name == TOOL_NAME)
+            .then(|| crate::mounts::describe(tool_definition(self.read_only), self.note.as_deref()))
     }
 
     async fn call_tool(
@@ -349,6 +371,7 @@ mod tests {
         let read_only = MemoryServer {
             tool: MemoryTool::new(writable.tool.storage().clone()),
             read_only: true,
+            note: None,
         };
         for input in [
             json!({"command": "create", "path": "/memories/b.md", "file_text": "x"}),

@@ -53,6 +53,7 @@ Example:
 
 /// Arguments of `memory run`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = crate::mounts::MOUNT_HELP)]
 pub(crate) struct RunArgs {
     /// The store: a directory path, file:PATH, sqlite:PATH, s3://BUCKET[/PREFIX] or mem:.
     #[arg(
@@ -83,6 +84,9 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value_t = 4096, value_name = "N")]
     max_tokens: u32,
 
+    #[command(flatten)]
+    mounts: crate::mounts::MountArgs,
+
     /// What to ask Claude.
     prompt: String,
 }
@@ -104,21 +108,35 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(EXIT_SETUP);
         }
     };
-    let mut options = OpenOptions::new();
+    let session_id = args.mounts.session_id();
+    tracing::info!(session_id, "versioned-store writes are this session's");
+    let mut options = OpenOptions::new().with_session_id(session_id);
     if let Some(file) = args.encryption_key_file {
         options = options.with_encryption_key_file(file);
     }
-    let store = match store_url::open(&url, &options).await {
-        Ok(store) => store,
-        Err(e) => {
-            eprintln!("memory: {}", crate::error_chain(&e));
+    // With --mount, the mounts are the store, and Claude is told the mount table.
+    let mut system = args.system;
+    let store: std::sync::Arc<dyn memory_core::Storage> = match args.mounts.open(&options).await {
+        Ok(Some(mounts)) => {
+            system = Some(crate::mounts::with_note(system.as_deref(), &mounts));
+            std::sync::Arc::new(mounts)
+        }
+        Ok(None) => match store_url::open(&url, &options).await {
+            Ok(store) => store,
+            Err(e) => {
+                eprintln!("memory: {}", crate::error_chain(&e));
+                return ExitCode::from(EXIT_SETUP);
+            }
+        },
+        Err(message) => {
+            eprintln!("memory: {message}");
             return ExitCode::from(EXIT_SETUP);
         }
     };
     tracing::info!(store = %store, model = %args.model, "memory run");
     let mut request =
         MessagesRequest::new(args.model, args.max_tokens).message(Message::user(args.prompt));
-    if let Some(system) = args.system {
+    if let Some(system) = system {
         request = request.system(system);
     }
     converse(client, request, MemoryTool::new(store), args.max_iterations).await
