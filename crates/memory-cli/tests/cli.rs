@@ -68,13 +68,6 @@ fn unknown_schemes_and_bad_urls_exit_2() {
     }
 }
 
-#[test]
-fn s3_says_it_is_not_available_yet() {
-    let (code, stderr) = refused(&mut exec_command("s3://bucket/prefix"));
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("not available yet"), "{stderr}");
-}
-
 #[cfg(feature = "fs")]
 #[test]
 fn the_store_comes_from_memory_store_when_no_flag_is_given() {
