@@ -42,7 +42,7 @@ for pkg in json.load(sys.stdin)["packages"]:
     while read -r pkg name; do
         [ -n "$pkg" ] && filter="$filter - binary_id($pkg::$name)"
     done <<< "$custom"
-    cargo nextest run --workspace --all-features -E "$filter"
+    cargo nextest run --workspace --all-features --no-fail-fast -E "$filter"
     while read -r pkg name; do
         # Same package set and features as above, so nothing is rebuilt.
         [ -n "$pkg" ] && cargo test --workspace --all-features --test "$name"
@@ -65,7 +65,9 @@ import json, sys
 exe = ""
 for m in map(json.loads, sys.stdin):
     t = m.get("target") or {}
-    if m.get("reason") == "compiler-artifact" and t.get("name") == "memory" and "bin" in t.get("kind", []):
+    # The program itself, not its unit-test harness (also a "bin" target named memory).
+    is_program = not (m.get("profile") or {}).get("test", True)
+    if m.get("reason") == "compiler-artifact" and t.get("name") == "memory" and "bin" in t.get("kind", []) and is_program:
         exe = m["executable"]
 print(exe)')"
 [ -x "$memory_bin" ] || { echo "cannot find the memory binary" >&2; exit 2; }
