@@ -19,8 +19,9 @@ const BETA: &str = "agent-memory-2026-07-22";
 /// A client of a memory-stores server at a base URL (`http://127.0.0.1:8080`).
 ///
 /// Sends `x-api-key` when given a key. Writes are recorded by the server with the actor it
-/// derives from the key (`memory serve`: the key's `api_actor`; no actor without keys): the API
-/// has no way for a client to name a session actor. Nothing is retried: a busy or unreachable
+/// derives from the key (`memory serve`: the key's `api_actor`; no actor without keys), or,
+/// with [`with_session_id`](HttpStores::with_session_id), with the session actor it names
+/// (an extension `memory serve` understands; the hosted API has no such header). Nothing is retried: a busy or unreachable
 /// server is a retryable [`StoreError::Backend`], which the memory tool reports as "try again".
 ///
 /// ```no_run
@@ -35,6 +36,7 @@ const BETA: &str = "agent-memory-2026-07-22";
 pub struct HttpStores {
     http: reqwest::Client,
     base: Arc<str>,
+    session_id: Option<HeaderValue>,
 }
 
 impl fmt::Debug for HttpStores {
@@ -114,7 +116,32 @@ impl HttpStores {
         Ok(HttpStores {
             http,
             base: base.into(),
+            session_id: None,
         })
+    }
+
+    /// The same client, naming the agent session it acts for in the `x-memory-session-id`
+    /// header, so `memory serve` attributes each version to that `session_actor` instead of
+    /// the API key. Servers without this extension ignore the header.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidRequest`] for an id that is not 1 to 64 characters from
+    /// `[0-9A-Za-z_-]`.
+    pub fn with_session_id(mut self, session_id: &str) -> Result<Self, StoreError> {
+        let valid = !session_id.is_empty()
+            && session_id.len() <= 64
+            && session_id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !valid {
+            return Err(StoreError::InvalidRequest {
+                message: format!(
+                    "the session id {session_id:?} must be 1 to 64 characters from [0-9A-Za-z_-]"
+                ),
+            });
+        }
+        self.session_id = HeaderValue::from_str(session_id).ok();
+        Ok(self)
     }
 
     /// The server's base URL.
@@ -134,6 +161,10 @@ impl HttpStores {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, StoreError> {
+        let request = match &self.session_id {
+            Some(session) => request.header("x-memory-session-id", session.clone()),
+            None => request,
+        };
         let response = request.send().await.map_err(|e| {
             let retryable = e.is_timeout() || e.is_connect() || e.is_request();
             backend(retryable, e)

@@ -82,8 +82,9 @@ impl StoreStorage {
         }
     }
 
-    /// The store `store_id` on a remote server. The server records who wrote each version
-    /// (with `memory serve`: the `api_actor` of the API key, or nobody without keys).
+    /// The store `store_id` on a remote server. The server records who wrote each version:
+    /// with `memory serve`, the session the client names
+    /// ([`HttpStores::with_session_id`]), else the `api_actor` of the API key, else nobody.
     #[cfg(feature = "http")]
     pub fn http(client: HttpStores, store_id: impl Into<String>) -> Self {
         StoreStorage {

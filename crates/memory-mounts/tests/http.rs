@@ -107,9 +107,34 @@ async fn remote_mounts_with_an_api_key() {
         .data;
     assert_eq!(versions.len(), 2);
     for v in versions {
-        // The API has no way to name a session: the server records the key's actor.
+        // Without a session id the server records the key's actor.
         assert_eq!(v.created_by, Some(Actor::api_key("apikey_01agent")));
     }
+
+    // Naming the session: the server records the session actor instead.
+    let session_client = HttpStores::new(&server.url, Some("sk-agent".into()))
+        .unwrap()
+        .with_session_id("sesn_01tester")
+        .unwrap();
+    let tool = MemoryTool::new(StoreStorage::http(session_client, &notes));
+    let out = tool
+        .execute(&json!({"command": "insert", "path": "/memories/units.md", "insert_line": 0, "insert_text": "# Units"}))
+        .await;
+    assert!(!out.is_error, "{out:?}");
+    let newest = server
+        .engine
+        .list_versions(&notes, ListVersions::default())
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(newest.len(), 3);
+    assert_eq!(newest[0].created_by, Some(Actor::session("sesn_01tester")));
+    assert!(
+        HttpStores::new(&server.url, None)
+            .unwrap()
+            .with_session_id("bad id!")
+            .is_err()
+    );
     assert!(
         server
             .engine

@@ -81,7 +81,13 @@ async fn open_store(
             let key = std::env::var(STORE_API_KEY_VAR)
                 .ok()
                 .filter(|k| !k.is_empty());
-            let client = memory_mounts::HttpStores::new(base_url, key).map_err(backend)?;
+            let session = options
+                .session_id
+                .clone()
+                .unwrap_or_else(memory_mounts::new_session_id);
+            let client = memory_mounts::HttpStores::new(base_url, key)
+                .and_then(|client| client.with_session_id(&session))
+                .map_err(backend)?;
             StoreStorage::http(client, store_id)
         }
         other => {

@@ -220,6 +220,28 @@ fn presented_key(headers: &HeaderMap) -> Option<&str> {
         .and_then(|v| v.strip_prefix("Bearer "))
 }
 
+/// The header naming the agent session a request acts for (an extension of this server).
+pub(crate) const SESSION_HEADER: &str = "x-memory-session-id";
+
+/// The session named by [`SESSION_HEADER`]: 1 to 64 characters from `[0-9A-Za-z_-]`.
+fn session_of(headers: &HeaderMap) -> Result<Option<String>, &'static str> {
+    let Some(value) = headers.get(SESSION_HEADER) else {
+        return Ok(None);
+    };
+    match value.to_str() {
+        Ok(id)
+            if !id.is_empty()
+                && id.len() <= 64
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') =>
+        {
+            Ok(Some(id.to_owned()))
+        }
+        _ => Err("x-memory-session-id must be 1 to 64 characters from [0-9A-Za-z_-]"),
+    }
+}
+
 /// Gives each request an id (the `request-id` response header and `request_id` of errors),
 /// checks its API key and records the actor.
 async fn context(State(app): State<App>, mut request: Request, next: Next) -> Response {
@@ -242,6 +264,19 @@ async fn context(State(app): State<App>, mut request: Request, next: Next) -> Re
                     &request_id,
                 );
             }
+        }
+    }
+    // Extension: a client running an agent session names it, so each version is attributed
+    // to that session (`session_actor`) rather than to the API key.
+    match session_of(request.headers()) {
+        Ok(Some(session_id)) => actor = Some(Actor::session(session_id)),
+        Ok(None) => {}
+        Err(message) => {
+            return with_request_id(
+                ApiError::new(StatusCode::BAD_REQUEST, "invalid_request_error", message)
+                    .render(&request_id),
+                &request_id,
+            );
         }
     }
     request.extensions_mut().insert(Ctx {

@@ -704,6 +704,36 @@ async fn api_keys_authenticate_and_attribute_writes() {
         json!({"type": "api_actor", "api_key_id": "apikey_01alice"})
     );
     assert_eq!(r.body["created_by"]["api_key_id"], "apikey_01alice");
+
+    // The x-memory-session-id extension attributes a write to the agent session instead.
+    let session = [
+        ("x-api-key", "sk-alice"),
+        ("x-memory-session-id", "sesn_01agent"),
+    ];
+    let u = req(
+        a,
+        "POST",
+        &format!("{base}/memories/{mid}"),
+        Some(&json!({"content": "3"})),
+        &session,
+    )
+    .await;
+    assert_eq!(u.status, 200, "{:?}", u.body);
+    let v = req(a, "GET", &format!("{base}/memory_versions"), None, &alice).await;
+    assert_eq!(
+        v.body["data"][0]["created_by"],
+        json!({"type": "session_actor", "session_id": "sesn_01agent"})
+    );
+    let bad = req(
+        a,
+        "POST",
+        &format!("{base}/memories/{mid}"),
+        Some(&json!({"content": "4"})),
+        &[("x-api-key", "sk-alice"), ("x-memory-session-id", "bad id")],
+    )
+    .await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.error_type(), "invalid_request_error");
 }
 
 #[tokio::test]
