@@ -235,13 +235,16 @@ def main() -> int:
         print(f"## {mix}: {args.count} commands "
               f"({', '.join(f'{k} {v}' for k, v in sorted(c.items()))}); "
               f"{stats['durable_ops']} change the store, mean written file {stats['mean_write_size']} B\n")
-        print("| runner | median total s | start-up s | net s | per second | speed vs Python SDK |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print("| runner | median total s | runs min-max s | start-up s | net s | per second "
+              "| speed vs Python SDK |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
         for row in rows:
             unit = "writes" if row["floor"] else "commands"
             ratio = f"{row['speed_vs_python']:.2f}x" if row["speed_vs_python"] is not None else ""
-            print(f"| {row['runner']} | {fmt_s(row['total_s'])} | {fmt_s(row['startup_s'])} | "
-                  f"{fmt_s(row['net_s'])} | {row['per_s']:,.0f} {unit} | {ratio} |")
+            spread = f"{min(row['runs_s']):.2f}-{max(row['runs_s']):.2f}"
+            print(f"| {row['runner']} | {fmt_s(row['total_s'])} | {spread} | "
+                  f"{fmt_s(row['startup_s'])} | {fmt_s(row['net_s'])} | {row['per_s']:,.0f} {unit} "
+                  f"| {ratio} |")
         print()
         sys.stdout.flush()
 

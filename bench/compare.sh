@@ -70,7 +70,7 @@ fi
 versions="$(python3 - "$("$ORACLE_VENV/bin/python" --version 2>&1)" "$(rustc --version)" "$ts_version" <<'PY'
 import json, sys
 py, rustc, ts = sys.argv[1:4]
-v = {"rustc": rustc.split(" (")[0], "Python SDK": f"anthropic 2.14.0 ({py})"}
+v = {"rustc": rustc.split()[1], "Python SDK": f"anthropic 2.14.0 ({py})"}
 if ts:
     v["TypeScript SDK"] = f"@anthropic-ai/sdk {ts}"
 print(json.dumps(v))

@@ -30,9 +30,9 @@ fn path(s: &str) -> MemoryPath {
     MemoryPath::parse(s).expect("a valid bench path")
 }
 
-/// The files every store starts with: for each size a file to view, one to edit, one to insert
-/// into and one to rename; and `/memories/dir` with 2,000 files of 1 KiB.
-fn initial_files() -> Vec<(MemoryPath, Vec<u8>)> {
+/// The files the per-file benches start with: for each size a file to view, one to edit, one
+/// to insert into and one to rename.
+fn bench_files() -> Vec<(MemoryPath, Vec<u8>)> {
     let mut files = Vec::new();
     for (size, label) in SIZES {
         let text = text_file(size).into_bytes();
@@ -43,14 +43,21 @@ fn initial_files() -> Vec<(MemoryPath, Vec<u8>)> {
             ));
         }
     }
-    let small = text_file(1024).into_bytes();
-    for i in 0..DIR_FILES {
-        files.push((
-            path(&format!("/memories/dir/note-{i:04}.md")),
-            small.clone(),
-        ));
-    }
     files
+}
+
+/// `/memories/dir` with 2,000 files of 1 KiB: a store at the default file limit, so it gets a
+/// store of its own (a `create` there would be refused).
+fn dir_files() -> Vec<(MemoryPath, Vec<u8>)> {
+    let small = text_file(1024).into_bytes();
+    (0..DIR_FILES)
+        .map(|i| {
+            (
+                path(&format!("/memories/dir/note-{i:04}.md")),
+                small.clone(),
+            )
+        })
+        .collect()
 }
 
 /// Times `iters` runs of the input `make(i)` returns, with `between(i)` run untimed after each.
@@ -79,29 +86,33 @@ fn commands(c: &mut Criterion) {
         .build()
         .expect("a tokio runtime");
     let parent = Path::new(env!("CARGO_TARGET_TMPDIR")).join("memory-bench");
-    let files = initial_files();
+    let open = |backend: Backend, files: &[(MemoryPath, Vec<u8>)]| {
+        let scratch = scratch_dir(&parent).expect("a scratch folder");
+        let store = rt
+            .block_on(backend.open(scratch.path(), files))
+            .unwrap_or_else(|e| panic!("cannot set up {backend}: {e}"));
+        (store, scratch)
+    };
+
+    let files = bench_files();
     let stores: Vec<(BenchStore, tempfile::TempDir)> = Backend::ALL
         .into_iter()
-        .map(|backend| {
-            let scratch = scratch_dir(&parent).expect("a scratch folder");
-            let store = rt
-                .block_on(backend.open(scratch.path(), &files))
-                .unwrap_or_else(|e| panic!("cannot set up {backend}: {e}"));
-            (store, scratch)
-        })
+        .map(|backend| open(backend, &files))
         .collect();
-
     for (size, label) in SIZES {
         bench_file_commands(c, &rt, &stores, size, label);
     }
+    drop(stores);
 
+    let files = dir_files();
     let mut group = c.benchmark_group("view_dir");
     group.throughput(Throughput::Elements(1));
-    for (store, _) in &stores {
-        group.bench_function(format!("2000files/{}", store.backend()), |b| {
+    for backend in Backend::ALL {
+        let (store, _scratch) = open(backend, &files);
+        group.bench_function(format!("2000files/{backend}"), |b| {
             b.iter_custom(|iters| {
                 rt.block_on(timed(
-                    store,
+                    &store,
                     iters,
                     |_| json!({"command": "view", "path": "/memories/dir"}),
                     |_| async {},
