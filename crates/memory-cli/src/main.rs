@@ -118,6 +118,15 @@ struct ExecArgs {
     #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
     encryption_key_file: Option<PathBuf>,
 
+    /// Also read files encrypted under this older key (key rotation, see `memory rekey`);
+    /// repeat for several. New writes always use --encryption-key-file.
+    #[arg(
+        long = "old-key-file",
+        value_name = "FILE",
+        requires = "encryption_key_file"
+    )]
+    old_key_files: Vec<PathBuf>,
+
     /// What `create` does when the file exists: refuse (the default) or overwrite it.
     #[arg(long, value_enum, default_value_t = CreateModeArg::Reject)]
     create_mode: CreateModeArg,
@@ -179,6 +188,9 @@ async fn run_exec(args: ExecArgs) -> ExitCode {
     let mut options = OpenOptions::new();
     if let Some(file) = args.encryption_key_file {
         options = options.with_encryption_key_file(file);
+    }
+    for old in args.old_key_files {
+        options = options.with_old_key_file(old);
     }
     let store = match store_url::open(&url, &options).await {
         Ok(store) => store,

@@ -25,5 +25,6 @@ pub use output::{ToolContent, ToolOutput};
 pub use path::{
     MAX_PATH_BYTES, MAX_SEGMENT_BYTES, MAX_SEGMENTS, MemoryPath, PathError, PathRule, ROOT,
 };
+pub use render::format_size;
 pub use storage::{Entry, FileMeta, Storage, StoredFile, Version, WriteMode, copy_then_delete};
 pub use tool::MemoryTool;

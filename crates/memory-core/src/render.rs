@@ -11,8 +11,14 @@ pub(crate) const MAX_VIEW_CHARS: usize = 16_000;
 /// Most lines a viewed file may have.
 pub(crate) const MAX_LINES: usize = 999_999;
 
-/// `0B`, `1023B`, `1K`, `1.5K`, `1024.0K`, `1M`, `3072G`: the reference's size format.
-pub(crate) fn format_size(bytes: u64) -> String {
+/// A byte count as the directory view shows it: `0B`, `1023B`, `1K`, `1.5K`, `1024.0K`, `1M`,
+/// `3072G` (units of 1,024; one decimal, rounded half to even, unless the value is whole).
+///
+/// ```
+/// assert_eq!(memory_core::format_size(1536), "1.5K");
+/// assert_eq!(memory_core::format_size(1025), "1.0K");
+/// ```
+pub fn format_size(bytes: u64) -> String {
     if bytes == 0 {
         return "0B".to_owned();
     }

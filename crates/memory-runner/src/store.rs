@@ -234,6 +234,9 @@ impl fmt::Display for StoreUrl {
 pub struct OpenOptions {
     /// Wrap the store in the encrypted envelope, with the key in this file (64 hex characters).
     pub encryption_key_file: Option<PathBuf>,
+    /// Older keys that files may still be encrypted under: read with them, never written
+    /// (key rotation; `memory rekey` moves every file to the active key).
+    pub old_key_files: Vec<PathBuf>,
     /// The session actor of a `store+sqlite:` store's versions (a new `sesn_…` id when unset).
     pub session_id: Option<String>,
 }
@@ -247,6 +250,12 @@ impl OpenOptions {
     /// Encrypts with the key in `file` (feature `encrypted`).
     pub fn with_encryption_key_file(mut self, file: impl Into<PathBuf>) -> Self {
         self.encryption_key_file = Some(file.into());
+        self
+    }
+
+    /// Also reads files encrypted under the older key in `file` (feature `encrypted`).
+    pub fn with_old_key_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.old_key_files.push(file.into());
         self
     }
 
@@ -331,7 +340,7 @@ pub async fn open_url(
     let store = open_plain(url, options).await?;
     match &options.encryption_key_file {
         None => Ok(store),
-        Some(key_file) => encrypt(store, key_file, url),
+        Some(key_file) => encrypt(store, key_file, &options.old_key_files, url),
     }
 }
 
@@ -428,14 +437,20 @@ async fn open_sqlite(_path: &Path, url: &StoreUrl) -> Result<Arc<dyn Storage>, O
 fn encrypt(
     store: Arc<dyn Storage>,
     key_file: &Path,
+    old_key_files: &[PathBuf],
     _url: &StoreUrl,
 ) -> Result<Arc<dyn Storage>, OpenError> {
-    let key = memory_encrypted::Key::from_hex_file(key_file).map_err(|e| OpenError::KeyFile {
-        path: key_file.to_owned(),
+    let key_error = |path: &Path, e: memory_encrypted::KeyError| OpenError::KeyFile {
+        path: path.to_owned(),
         reason: e.to_string(),
-    })?;
+    };
+    let key = memory_encrypted::Key::from_hex_file(key_file).map_err(|e| key_error(key_file, e))?;
     tracing::info!(key_id = %key.id(), "encrypting the store");
-    let keyring = memory_encrypted::Keyring::new(key);
+    let mut keyring = memory_encrypted::Keyring::new(key);
+    for old in old_key_files {
+        let key = memory_encrypted::Key::from_hex_file(old).map_err(|e| key_error(old, e))?;
+        keyring.add_decryption_key(key);
+    }
     Ok(Arc::new(memory_encrypted::Encrypted::new(store, keyring)))
 }
 
@@ -443,6 +458,7 @@ fn encrypt(
 fn encrypt(
     _store: Arc<dyn Storage>,
     _key_file: &Path,
+    _old_key_files: &[PathBuf],
     url: &StoreUrl,
 ) -> Result<Arc<dyn Storage>, OpenError> {
     Err(without_feature(

@@ -53,6 +53,7 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
     let from = open_store(
         &args.from,
         args.from_encryption_key_file.as_deref(),
+        &[],
         Access::Existing,
     )
     .await?;
@@ -63,6 +64,7 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
     let to = open_store(
         &args.to,
         args.to_encryption_key_file.as_deref(),
+        &[],
         Access::CreateIfMissing,
     )
     .await?;

@@ -33,6 +33,8 @@ mod ls;
 mod mv;
 mod progress;
 mod put;
+#[cfg(feature = "encrypted")]
+mod rekey;
 mod rm;
 mod stats;
 mod time;
@@ -142,6 +144,14 @@ pub(crate) struct StoreArgs {
     /// Decrypt and encrypt with the 32-byte key in FILE (64 hex characters; see `memory keygen`).
     #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
     pub(crate) encryption_key_file: Option<PathBuf>,
+
+    /// Also read files encrypted under this older key (key rotation); repeat for several.
+    #[arg(
+        long = "old-key-file",
+        value_name = "FILE",
+        requires = "encryption_key_file"
+    )]
+    pub(crate) old_key_files: Vec<PathBuf>,
 }
 
 /// Whether opening a store may create it.
@@ -158,6 +168,7 @@ pub(crate) enum Access {
 pub(crate) async fn open_store(
     url: &str,
     key_file: Option<&std::path::Path>,
+    old_key_files: &[PathBuf],
     access: Access,
 ) -> Result<Arc<dyn Storage>, Failure> {
     let parsed: StoreUrl = url
@@ -181,6 +192,9 @@ pub(crate) async fn open_store(
     if let Some(file) = key_file {
         options = options.with_encryption_key_file(file);
     }
+    for old in old_key_files {
+        options = options.with_old_key_file(old);
+    }
     let store = store_url::open(&parsed, &options)
         .await
         .map_err(|e| Failure::new(Exit::Usage, error_chain(&e)))?;
@@ -199,7 +213,13 @@ pub(crate) fn same_store(a: &str, b: &str) -> bool {
 impl StoreArgs {
     /// Opens this command's store.
     pub(crate) async fn open(&self, access: Access) -> Result<Arc<dyn Storage>, Failure> {
-        open_store(&self.store, self.encryption_key_file.as_deref(), access).await
+        open_store(
+            &self.store,
+            self.encryption_key_file.as_deref(),
+            &self.old_key_files,
+            access,
+        )
+        .await
     }
 }
 
@@ -229,17 +249,7 @@ pub(crate) fn parse_path(raw: &str) -> Result<MemoryPath, Failure> {
 
 /// `0B`, `1023B`, `1K`, `1.5K`, `3M`: the size format of the memory tool's directory view.
 pub(crate) fn human_size(bytes: u64) -> String {
-    if bytes == 0 {
-        return "0B".to_owned();
-    }
-    let exponent = ((63 - bytes.leading_zeros()) / 10).min(3);
-    let unit = ["B", "K", "M", "G"][exponent as usize];
-    let divisor = 1u64 << (10 * exponent);
-    if bytes.is_multiple_of(divisor) {
-        format!("{}{unit}", bytes / divisor)
-    } else {
-        format!("{:.1}{unit}", bytes as f64 / divisor as f64)
-    }
+    memory_core::format_size(bytes)
 }
 
 /// The bytes the memory tool lets one file hold by default; admin writes above it get a warning.
@@ -281,6 +291,9 @@ pub(crate) enum AdminCommand {
     /// Delete files not modified for a while (--dry-run to only list them).
     #[command(after_help = EXIT_STATUS_HELP)]
     Expire(expire::ExpireArgs),
+    /// Re-encrypt every file of an encrypted store under a new key (key rotation), resumably.
+    #[cfg(feature = "encrypted")]
+    Rekey(rekey::RekeyArgs),
 }
 
 impl AdminCommand {
@@ -297,6 +310,8 @@ impl AdminCommand {
             AdminCommand::Import(args) => archive::import(args).await,
             AdminCommand::Copy(args) => copy::run(args).await,
             AdminCommand::Expire(args) => expire::run(args).await,
+            #[cfg(feature = "encrypted")]
+            AdminCommand::Rekey(args) => rekey::run(args).await,
         };
         match outcome {
             Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,114 @@
+//! `memory rekey`: re-encrypt every file of an encrypted store under a new key.
+
+use std::path::PathBuf;
+
+use memory_encrypted::{Encrypted, EncryptionError, Keyring, RekeyOptions};
+
+use super::progress::Progress;
+use super::{Access, Exit, Failure, Outcome, open_store};
+
+/// Arguments of `memory rekey`.
+#[derive(Debug, clap::Args)]
+#[command(after_long_help = concat!("\
+Rotating a key without downtime:
+  1. memory keygen new.key
+  2. point the applications at new.key, keeping old.key readable: `memory exec` and the
+     admin commands take --encryption-key-file new.key --old-key-file old.key (a Rust
+     application: Keyring::add_decryption_key); files are read with whichever key wrote
+     them and new writes use new.key
+  3. memory rekey --store URL --encryption-key-file new.key --old-key-file old.key
+  4. when it reports every file done, old.key can be retired.
+Rekey is resumable: files already under the new key are skipped, so after an interruption
+run it again. Edits made while it runs are kept (each file is replaced by compare-and-swap).
+A file it cannot re-encrypt (plaintext, unknown key, damaged) is named and left as it is; the
+exit status is then 1.", "\n\n", exit_status_help!()))]
+pub(crate) struct RekeyArgs {
+    /// The store: a directory path, file:PATH, sqlite:PATH, s3://BUCKET[/PREFIX] or mem:.
+    #[arg(
+        long,
+        env = "MEMORY_STORE",
+        default_value = "./memory",
+        value_name = "URL"
+    )]
+    store: String,
+
+    /// The key every file ends up under (64 hex characters; see `memory keygen`).
+    #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
+    encryption_key_file: PathBuf,
+
+    /// An older key that files may still be encrypted under; repeat for several.
+    #[arg(long = "old-key-file", value_name = "FILE")]
+    old_key_files: Vec<PathBuf>,
+
+    /// Also encrypt plaintext files (written before encryption was turned on). Off by default:
+    /// anyone able to write the store could plant a plaintext file, so adopt them deliberately.
+    #[arg(long)]
+    encrypt_plaintext: bool,
+
+    /// No progress bar and no summary.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub(crate) async fn run(args: RekeyArgs) -> Outcome {
+    let keyring = Keyring::from_key_files(&args.encryption_key_file, &args.old_key_files)
+        .map_err(|e| Failure::new(Exit::Usage, format!("cannot use the key files: {e}")))?;
+    let active = keyring.active_id();
+    let inner = open_store(&args.store, None, &[], Access::Existing).await?;
+    let store = Encrypted::new(inner, keyring);
+    let options = RekeyOptions::new().encrypt_plaintext(args.encrypt_plaintext);
+    let mut progress: Option<Progress> = None;
+    let report = store
+        .rekey_with(&options, |step| {
+            progress
+                .get_or_insert_with(|| Progress::stderr("rekey", step.total as u64, args.quiet))
+                .inc();
+        })
+        .await
+        .map_err(|e| Failure::storage("list /memories", e))?;
+    if let Some(bar) = progress.as_mut() {
+        bar.finish();
+    }
+    for (path, err) in &report.failed {
+        eprintln!("memory: cannot rekey {path}: {}", reason(err));
+    }
+    if !args.quiet {
+        eprintln!(
+            "memory: {} of {} files re-encrypted under key {active} ({} already under it, {} plaintext files encrypted, {} deleted meanwhile, {} failed)",
+            report.rekeyed,
+            report.total,
+            report.already_current,
+            report.encrypted_plaintext,
+            report.vanished,
+            report.failed.len()
+        );
+    }
+    if report.is_complete() {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            Exit::Failed,
+            format!(
+                "{} files are not under key {active}; fix them and run rekey again",
+                report.failed.len()
+            ),
+        ))
+    }
+}
+
+/// Why one file could not be rekeyed: the envelope's own error (it names no host path), or
+/// a generic storage failure whose detail goes to the debug log.
+fn reason(err: &memory_core::Error) -> String {
+    let envelope =
+        std::error::Error::source(err).and_then(|source| source.downcast_ref::<EncryptionError>());
+    match envelope {
+        Some(EncryptionError::NotEncrypted { .. }) => {
+            "it is plaintext (pass --encrypt-plaintext to adopt it)".to_owned()
+        }
+        Some(e) => e.to_string(),
+        None => {
+            tracing::debug!(error = %err, error_debug = ?err, "rekey failure");
+            "the store failed (run with RUST_LOG=debug for the details)".to_owned()
+        }
+    }
+}
