@@ -6,7 +6,8 @@
 # Steps: the Python venv with the reference SDK (tests/oracle/setup.sh, idempotent), a local
 # S3 server (scripts/s3-test-server.sh: moto, for memory-s3 and `s3://` stores), the
 # workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
-# build of the criterion benches (`cargo bench --no-run`), then the differential check of the
+# run of every criterion bench once in test mode (compiled and exercised, not timed), then the
+# differential check of the
 # `memory` binary against the Python SDK (tests/oracle/classify.py).
 # Formatting and lints are scripts/lint.sh. Environment: ORACLE_VENV (where the venv goes),
 # ORACLE_SEED / ORACLE_COUNT (the generated cases; default 1 / 300).
@@ -54,8 +55,10 @@ fi
 step "doc-tests"
 cargo test --workspace --all-features --doc
 
-step "benchmarks compile (running them: bench/compare.sh, cargo bench; see BENCHMARKS.md)"
-cargo bench --workspace --bench '*' --no-run
+step "benchmarks compile and run once, untimed (timing them: cargo bench, bench/compare.sh; see BENCHMARKS.md)"
+# Test mode builds the benches with the test profile, reusing the debug build above, instead
+# of a second, optimized build of every dependency (minutes on 2 cores); each bench runs once.
+cargo test --workspace --all-features --bench '*'
 
 step "differential check against the Python SDK"
 # The `memory` binary the tests just used: a no-op build that says where it is.
