@@ -12,6 +12,8 @@ use memory_cli::exec;
 use memory_cli::store_url::{self, OpenOptions, StoreUrl};
 use memory_core::{CreateMode, MemoryTool};
 
+use admin::error_chain;
+
 mod admin;
 mod mcp;
 mod mounts;
@@ -218,21 +220,6 @@ async fn run_exec(args: ExecArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// `error: cause: cause ...`, for messages on standard error.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(feature = "encrypted")]
