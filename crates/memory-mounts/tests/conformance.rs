@@ -6,7 +6,8 @@ mod common;
 use std::sync::Arc;
 
 use common::{Within, local_store, new_store, p, store_rules};
-use memory_core::{Entry, MemoryPath, Storage, WriteMode};
+use memory_core::conformance::{Capabilities, run_all_with};
+use memory_core::{MemoryPath, Storage, WriteMode};
 use memory_mounts::{Access, Mount, Mounts, StoreStorage};
 use memory_store::{ListVersions, MemoryStores};
 
@@ -14,9 +15,8 @@ use memory_store::{ListVersions, MemoryStores};
 async fn conformance_on_one_store() {
     let (_engine, store) = local_store().await;
     let store: Arc<dyn Storage> = Arc::new(store);
-    common::storage_checks(store.clone(), true).await;
-    store_rules(store.clone()).await;
-    common::command_checks(store).await;
+    run_all_with(store.clone(), common::STORE).await;
+    store_rules(store).await;
 }
 
 /// Two stores mounted read-write and read-only; the suite runs inside the read-write one,
@@ -50,32 +50,25 @@ async fn conformance_within_one_of_two_mounts() {
         mounts: mounts.clone(),
         root: p("/memories/user-notes"),
     });
-    common::storage_checks(within.clone(), false).await;
-    store_rules(within.clone()).await;
-    common::command_checks(within).await;
+    // The mount's folder is the first of the 20 levels and takes `/user-notes` of the 1,024
+    // bytes, so paths inside it go 19 levels and 1,013 bytes deep.
+    let inside = Capabilities {
+        max_depth: memory_core::MAX_SEGMENTS - 1,
+        max_path_bytes: memory_core::MAX_PATH_BYTES - "/user-notes".len(),
+        ..common::STORE
+    };
+    run_all_with(within.clone(), inside).await;
+    store_rules(within).await;
 
-    // deep_nesting, with the mount's folder as the first of the 20 levels: 19 inside it, and a
-    // path of exactly 1,024 bytes.
-    let segments: Vec<String> = (0..19).map(|i| format!("d{i}")).collect();
-    let deepest = p(&format!("/memories/user-notes/{}", segments.join("/")));
+    // Emptying the mount leaves its mark only.
     mounts
-        .write(&deepest, b"deep".to_vec(), WriteMode::Create)
+        .write(
+            &p("/memories/user-notes/d0/x.md"),
+            b"x".to_vec(),
+            WriteMode::Create,
+        )
         .await
         .unwrap();
-    assert_eq!(mounts.read(&deepest).await.unwrap().contents, b"deep");
-    assert!(matches!(
-        mounts.stat(&p("/memories/user-notes/d0/d1")).await.unwrap(),
-        Some(Entry::Directory)
-    ));
-    let n = "n".repeat(255);
-    let head = format!("/memories/user-notes/{n}/{n}/{n}/");
-    let long = format!("{head}{}", "f".repeat(1024 - head.len()));
-    assert_eq!(long.len(), 1024);
-    mounts
-        .write(&p(&long), b"long".to_vec(), WriteMode::Create)
-        .await
-        .unwrap();
-    assert_eq!(mounts.read(&p(&long)).await.unwrap().contents, b"long");
     mounts.delete(&p("/memories/user-notes")).await.unwrap();
     let left = mounts.list(&p("/memories/user-notes")).await.unwrap();
     assert_eq!(

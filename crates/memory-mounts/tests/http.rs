@@ -49,9 +49,8 @@ async fn conformance_over_http() {
         storage.to_string().starts_with("Store(http://127.0.0.1:"),
         "{storage}"
     );
-    common::storage_checks(storage.clone(), true).await;
-    common::store_rules(storage.clone()).await;
-    common::command_checks(storage).await;
+    memory_core::conformance::run_all_with(storage.clone(), common::STORE).await;
+    common::store_rules(storage).await;
 }
 
 #[tokio::test]
