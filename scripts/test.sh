@@ -76,4 +76,6 @@ print(exe)')"
 [ -x "$memory_bin" ] || { echo "cannot find the memory binary" >&2; exit 2; }
 "$ORACLE_VENV/bin/python" tests/oracle/classify.py --memory "$memory_bin" \
     --seed "${ORACLE_SEED:-1}" --count "${ORACLE_COUNT:-300}" --jobs 2
-step "memory serve driven by the Python SDK (tests/stores-sdk)" && "$ORACLE_VENV/bin/python" tests/stores-sdk/sdk_test.py --memory "$memory_bin"
+
+step "memory serve driven by the Python SDK (tests/stores-sdk)"
+"$ORACLE_VENV/bin/python" tests/stores-sdk/sdk_test.py --memory "$memory_bin"
