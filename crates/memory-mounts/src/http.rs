@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use memory_core::BoxError;
 use memory_store::{
-    ListMemories, Memory, MemoryListItem, Page, Store, StoreError, UpdateMemory, View,
+    Actor, ListMemories, Memory, MemoryListItem, Page, Store, StoreError, UpdateMemory, View,
 };
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
@@ -128,12 +128,7 @@ impl HttpStores {
     /// [`StoreError::InvalidRequest`] for an id that is not 1 to 64 characters from
     /// `[0-9A-Za-z_-]`.
     pub fn with_session_id(mut self, session_id: &str) -> Result<Self, StoreError> {
-        let valid = !session_id.is_empty()
-            && session_id.len() <= 64
-            && session_id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !valid {
+        if !Actor::is_valid_session_id(session_id) {
             return Err(StoreError::InvalidRequest {
                 message: format!(
                     "the session id {session_id:?} must be 1 to 64 characters from [0-9A-Za-z_-]"

@@ -229,15 +229,7 @@ fn session_of(headers: &HeaderMap) -> Result<Option<String>, &'static str> {
         return Ok(None);
     };
     match value.to_str() {
-        Ok(id)
-            if !id.is_empty()
-                && id.len() <= 64
-                && id
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') =>
-        {
-            Ok(Some(id.to_owned()))
-        }
+        Ok(id) if Actor::is_valid_session_id(id) => Ok(Some(id.to_owned())),
         _ => Err("x-memory-session-id must be 1 to 64 characters from [0-9A-Za-z_-]"),
     }
 }

@@ -183,6 +183,16 @@ pub enum Actor {
 }
 
 impl Actor {
+    /// Whether `id` can name a session sent by a client (`memory serve`'s
+    /// `x-memory-session-id` header): 1 to 64 characters from `[0-9A-Za-z_-]`.
+    pub fn is_valid_session_id(id: &str) -> bool {
+        !id.is_empty()
+            && id.len() <= 64
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    }
+
     /// A session actor.
     pub fn session(id: impl Into<String>) -> Self {
         Actor::Session {
