@@ -93,7 +93,10 @@ def read_tree(memories: str) -> Dict[str, str]:
 
 
 def run_once(runner: Runner, work: str, tag: str, workload: Optional[str], stats: dict,
-             expected_tree: Optional[Dict[str, str]], check_tree: bool) -> float:
+             expected_tree: Optional[Dict[str, str]], check_tree: bool,
+             setup: Optional[str] = None) -> float:
+    """Times one run of `runner` on `workload` in a fresh folder; `setup` (JSON lines) runs
+    first in the same folder, untimed."""
     root = os.path.join(work, "roots", f"{runner.name.replace(' ', '_')}-{tag}")
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
@@ -104,6 +107,14 @@ def run_once(runner: Runner, work: str, tag: str, workload: Optional[str], stats
     else:
         argv = runner.command(root)
         stdin_path = workload or os.devnull
+        if setup:
+            # The store's seed files, written untimed into the same folder.
+            with open(setup, "rb") as stdin:
+                done = subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, check=False)
+            if done.returncode != 0:
+                raise SystemExit(f"{runner.name} failed its setup ({done.returncode}): "
+                                 f"{' '.join(argv)}\n{done.stderr.decode(errors='replace')[-2000:]}")
     out_path = os.path.join(work, "last-output.jsonl")
     with open(stdin_path, "rb") as stdin, open(out_path, "wb") as stdout:
         start = time.perf_counter()
@@ -149,8 +160,10 @@ def main() -> int:
     ap.add_argument("--work", required=True, help="scratch folder (the filesystem measured)")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--count", type=int, default=3000)
+    ap.add_argument("--views-count", type=int, default=5000,
+                    help="commands in the views mix (the other mixes have --count)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--mixes", default="agent,write-heavy")
+    ap.add_argument("--mixes", default="agent,write-heavy,views")
     ap.add_argument("--versions", default="{}", help="JSON object of tool versions to report")
     ap.add_argument("--json", help="write all measurements here")
     args = ap.parse_args()
@@ -169,6 +182,10 @@ def main() -> int:
         Runner("memory enc-sqlite",
                [m, "exec", "--store", "sqlite:{root}/memory.db", "--encryption-key-file", key]),
         Runner("memory mem (no disk)", [m, "exec", "--store", "mem:"]),
+        # The SDKs' own durability: they never fsync.
+        Runner("memory fs sync=none", [m, "exec", "--store", "file:{root}?sync=none"],
+               files_in_sdk_layout=True),
+        Runner("memory sqlite sync=none", [m, "exec", "--store", "sqlite:{root}/memory.db?sync=none"]),
     ]
     if args.python and args.py_oracle:
         runners.append(Runner("Python SDK", [args.python, args.py_oracle, "--root", "{root}"],
@@ -205,24 +222,29 @@ def main() -> int:
         workload = os.path.join(work, f"{mix}.jsonl")
         stats_path = os.path.join(work, f"{mix}.stats.json")
         final_path = os.path.join(work, f"{mix}.final.json")
-        subprocess.run([args.bench, "workload", "--mix", mix, "--count", str(args.count),
+        setup_path = os.path.join(work, f"{mix}.setup.jsonl")
+        count = args.views_count if mix == "views" else args.count
+        subprocess.run([args.bench, "workload", "--mix", mix, "--count", str(count),
                         "--seed", str(args.seed), "--out", workload, "--stats", stats_path,
-                        "--final", final_path], check=True)
+                        "--final", final_path, "--setup", setup_path], check=True)
+        setup = setup_path if os.path.getsize(setup_path) > 0 else None
         with open(stats_path, encoding="utf-8") as f:
             stats = json.load(f)
         with open(final_path, encoding="utf-8") as f:
             expected_tree = json.load(f)
-        times: Dict[str, List[float]] = {r.name: [] for r in runners}
+        # A mix that changes nothing (views) has no floor to compare with.
+        mix_runners = [r for r in runners if r.floor is None or stats["durable_ops"] > 0]
+        times: Dict[str, List[float]] = {r.name: [] for r in mix_runners}
         for i in range(args.runs):
-            order = runners[i % len(runners):] + runners[:i % len(runners)]
+            order = mix_runners[i % len(mix_runners):] + mix_runners[:i % len(mix_runners)]
             for r in order:
                 times[r.name].append(run_once(r, work, f"{mix}-{i}", workload, stats,
-                                              expected_tree, check_tree=(i == 0)))
+                                              expected_tree, check_tree=(i == 0), setup=setup))
         rows = []
-        for r in runners:
+        for r in mix_runners:
             total = statistics.median(times[r.name])
             net = max(total - startup[r.name], 1e-9)
-            ops = stats["durable_ops"] if r.floor is not None else args.count
+            ops = stats["durable_ops"] if r.floor is not None else count
             rows.append({"runner": r.name, "total_s": total, "startup_s": startup[r.name],
                          "net_s": net, "ops": ops, "per_s": ops / net,
                          "runs_s": times[r.name], "floor": r.floor is not None})
@@ -232,7 +254,7 @@ def main() -> int:
         report["mixes"][mix] = {"stats": stats, "rows": rows}
 
         c = stats["commands"]
-        print(f"## {mix}: {args.count} commands "
+        print(f"## {mix}: {count} commands "
               f"({', '.join(f'{k} {v}' for k, v in sorted(c.items()))}); "
               f"{stats['durable_ops']} change the store, mean written file {stats['mean_write_size']} B\n")
         print("| runner | median total s | runs min-max s | start-up s | net s | per second "

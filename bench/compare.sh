@@ -14,7 +14,8 @@
 #   BENCH_RUNS      runs per runner and mix [5]
 #   BENCH_COUNT     commands per workload [3000]
 #   BENCH_SEED      workload seed [1]
-#   BENCH_MIXES     comma-separated mixes [agent,write-heavy]
+#   BENCH_MIXES     comma-separated mixes [agent,write-heavy,views]
+#   BENCH_VIEWS     commands in the views mix (a seeded store, then views alone) [5000]
 #   BENCH_TS        0 to leave out the TypeScript SDK even when node is present [1]
 #   TS_SDK_VERSION  the @anthropic-ai/sdk version to install [1.14.0]
 #   ORACLE_VENV     the Python venv [~/.cache/memory-oracle/py]
@@ -83,6 +84,6 @@ python3 bench/compare.py \
     --python "$ORACLE_VENV/bin/python" --py-oracle tests/oracle/py_oracle.py \
     "${ts_args[@]}" \
     --work "$WORK" --runs "${BENCH_RUNS:-5}" --count "${BENCH_COUNT:-3000}" \
-    --seed "${BENCH_SEED:-1}" --mixes "${BENCH_MIXES:-agent,write-heavy}" \
+    --seed "${BENCH_SEED:-1}" --mixes "${BENCH_MIXES:-agent,write-heavy,views}" --views-count "${BENCH_VIEWS:-5000}" \
     --versions "$versions" --json "$WORK/report.json" | tee "$WORK/report.md"
 echo "(report in $WORK/report.md and $WORK/report.json)" >&2

@@ -26,7 +26,8 @@ struct Cli {
 enum Command {
     /// Writes a seeded JSON-lines workload of memory-tool commands.
     Workload {
-        /// `agent` (about half reads) or `write-heavy`.
+        /// `agent` (about half reads), `write-heavy`, or `views` (reads alone, on a store its
+        /// `--setup` lines seed).
         #[arg(long)]
         mix: Mix,
         /// Number of commands.
@@ -38,6 +39,10 @@ enum Command {
         /// Where the JSON lines go (standard output if absent).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Where to write the lines to run untimed before the workload (the `views` mix seeds
+        /// its store with them; an empty file for the other mixes).
+        #[arg(long)]
+        setup: Option<PathBuf>,
         /// Where to write the workload's statistics as JSON.
         #[arg(long)]
         stats: Option<PathBuf>,
@@ -71,6 +76,7 @@ fn main() -> ExitCode {
             count,
             seed,
             out,
+            setup,
             stats,
             final_files,
         } => {
@@ -84,6 +90,12 @@ fn main() -> ExitCode {
             };
             if let Err(e) = written {
                 eprintln!("memory-bench: cannot write the workload: {e}");
+                return ExitCode::FAILURE;
+            }
+            if let Some(path) = setup
+                && let Err(e) = std::fs::write(&path, w.setup_jsonl())
+            {
+                eprintln!("memory-bench: cannot write {}: {e}", path.display());
                 return ExitCode::FAILURE;
             }
             let sidecars = [

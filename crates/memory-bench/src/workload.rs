@@ -32,17 +32,21 @@ pub enum Mix {
     Agent,
     /// Mostly writes: creates, edits and inserts, with a few renames, deletes and reads.
     WriteHeavy,
+    /// Reads alone, on a store seeded beforehand (the workload's `setup` lines, run untimed):
+    /// nine file views of ten, and a view of `/memories` every tenth command.
+    Views,
 }
 
 impl Mix {
-    /// Both mixes, in the order reports list them.
-    pub const ALL: [Mix; 2] = [Mix::Agent, Mix::WriteHeavy];
+    /// Every mix, in the order reports list them.
+    pub const ALL: [Mix; 3] = [Mix::Agent, Mix::WriteHeavy, Mix::Views];
 
     /// The name used on the command line and in file names: `agent`, `write-heavy`.
     pub fn name(self) -> &'static str {
         match self {
             Mix::Agent => "agent",
             Mix::WriteHeavy => "write-heavy",
+            Mix::Views => "views",
         }
     }
 
@@ -52,6 +56,8 @@ impl Mix {
             // view_dir, view_file, view_missing, create, str_replace, insert, rename, delete
             Mix::Agent => [12, 36, 2, 10, 20, 14, 3, 3],
             Mix::WriteHeavy => [2, 6, 0, 20, 34, 28, 5, 5],
+            // Unused: `generate` writes the views mix's every-tenth pattern itself.
+            Mix::Views => [1, 9, 0, 0, 0, 0, 0, 0],
         }
     }
 }
@@ -69,7 +75,7 @@ impl FromStr for Mix {
         Mix::ALL
             .into_iter()
             .find(|mix| mix.name() == s)
-            .ok_or_else(|| format!("unknown mix `{s}`; expected `agent` or `write-heavy`"))
+            .ok_or_else(|| format!("unknown mix `{s}`; expected `agent`, `write-heavy` or `views`"))
     }
 }
 
@@ -87,6 +93,9 @@ pub struct WorkloadSpec {
 /// A generated workload: the JSON lines, what they contain, and the store they leave behind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workload {
+    /// Lines to run before the timed ones, untimed, in the same store (the views mix's seed
+    /// files); empty for the other mixes. Not counted in `stats`.
+    pub setup: Vec<String>,
     /// One memory-tool input object per line, without the `\n`.
     pub lines: Vec<String>,
     /// Counts and sizes.
@@ -98,13 +107,22 @@ pub struct Workload {
 impl Workload {
     /// The lines joined, each ending in `\n`: what a runner reads on standard input.
     pub fn to_jsonl(&self) -> String {
-        let mut out = String::with_capacity(self.lines.iter().map(|l| l.len() + 1).sum());
-        for line in &self.lines {
-            out.push_str(line);
-            out.push('\n');
-        }
-        out
+        jsonl(&self.lines)
     }
+
+    /// The setup lines joined the same way (empty when the mix has no setup).
+    pub fn setup_jsonl(&self) -> String {
+        jsonl(&self.setup)
+    }
+}
+
+fn jsonl(lines: &[String]) -> String {
+    let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for line in lines {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }
 
 /// What a workload is made of.
@@ -153,10 +171,23 @@ pub fn generate(spec: &WorkloadSpec) -> Workload {
         stats: Stats::default(),
     };
     let weights = spec.mix.weights();
+    let mut setup = Vec::new();
+    if spec.mix == Mix::Views {
+        while g.files.len() < VIEWS_SEED_FILES {
+            setup.push(g.command(Op::Create).to_string());
+        }
+        g.stats = Stats::default();
+    }
     let mut lines = Vec::with_capacity(spec.count);
     while lines.len() < spec.count {
         // An agent starts every session by looking at its memory directory.
-        let op = if lines.is_empty() || (spec.mix == Mix::Agent && g.rng.below(30) == 0) {
+        let op = if spec.mix == Mix::Views {
+            if lines.len() % 10 == 9 {
+                Op::ViewRoot
+            } else {
+                Op::ViewFile
+            }
+        } else if lines.is_empty() || (spec.mix == Mix::Agent && g.rng.below(30) == 0) {
             Op::ViewDir
         } else {
             Op::ALL[g.rng.weighted(&weights)]
@@ -176,6 +207,7 @@ pub fn generate(spec: &WorkloadSpec) -> Workload {
         .map(|(path, body)| (path.clone(), body.content()))
         .collect();
     Workload {
+        setup,
         lines,
         stats: g.stats,
         final_files,
@@ -193,12 +225,16 @@ const COMMAND_NAMES: [&str; 6] = [
 
 /// Files beyond this count make the generator delete rather than create.
 const MAX_FILES: usize = 80;
+/// Files the views mix's setup creates (below [`MAX_FILES`], so each setup line is a create).
+const VIEWS_SEED_FILES: usize = 60;
 /// Files with more lines than this are not inserted into any more.
 const MAX_LINES: usize = 200;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
     ViewDir,
+    /// A view of `/memories` itself (the views mix's every tenth command).
+    ViewRoot,
     ViewFile,
     ViewMissing,
     Create,
@@ -355,6 +391,7 @@ impl Generator {
         };
         match op {
             Op::ViewDir => self.view_dir(),
+            Op::ViewRoot => json!({"command": "view", "path": "/memories"}),
             Op::ViewFile => self.view_file(),
             Op::ViewMissing => {
                 self.stats.expected_errors += 1;
@@ -566,6 +603,11 @@ mod tests {
             .unwrap();
         rt.block_on(async {
             let tool = MemoryTool::new(InMemoryStorage::new());
+            for line in &w.setup {
+                let input: Value = serde_json::from_str(line).unwrap();
+                let out = tool.execute(&input).await;
+                assert!(!out.is_error, "setup line failed: {line}: {:?}", out.text());
+            }
             let mut errors = 0;
             for line in &w.lines {
                 let input: Value = serde_json::from_str(line).unwrap();
@@ -603,6 +645,31 @@ mod tests {
     #[test]
     fn write_heavy_mix_runs_as_modelled() {
         run(Mix::WriteHeavy, 2, 3000);
+    }
+
+    #[test]
+    fn views_mix_reads_a_seeded_store() {
+        run(Mix::Views, 3, 1000);
+        let w = generate(&WorkloadSpec {
+            mix: Mix::Views,
+            count: 1000,
+            seed: 3,
+        });
+        assert_eq!(w.setup.len(), VIEWS_SEED_FILES);
+        assert_eq!(w.stats.commands.get("view").copied(), Some(1000));
+        assert_eq!(w.stats.durable_ops, 0);
+        let root_views = w
+            .lines
+            .iter()
+            .filter(|l| l.as_str() == r#"{"command":"view","path":"/memories"}"#)
+            .count();
+        assert_eq!(root_views, 100);
+        let other = generate(&WorkloadSpec {
+            mix: Mix::Agent,
+            count: 10,
+            seed: 3,
+        });
+        assert!(other.setup.is_empty());
     }
 
     #[test]
