@@ -62,6 +62,14 @@ pub enum Error {
         /// Why, for the model (e.g. `/memories/handbook is mounted read-only`).
         reason: String,
     },
+    /// A create was refused because the store already holds `max_files` files (the limit the
+    /// caller passed to [`Storage::create_within`](crate::Storage::create_within)); nothing was
+    /// written.
+    #[error("the store is full ({max_files} files)")]
+    StoreFull {
+        /// The limit in force.
+        max_files: usize,
+    },
     /// The backend cannot do this at all.
     #[error("{operation} is not supported by {backend}")]
     Unsupported {

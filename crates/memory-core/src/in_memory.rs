@@ -7,7 +7,10 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
-use crate::{Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode};
+use crate::{
+    Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
+    WriteMode,
+};
 
 #[derive(Debug)]
 struct Stored {
@@ -52,6 +55,37 @@ impl State {
         path.ancestors()
             .into_iter()
             .find(|a| self.files.contains_key(a))
+    }
+
+    /// One write, checked against the state it changes.
+    fn write(&mut self, path: &MemoryPath, contents: Vec<u8>, mode: &WriteMode) -> Result<Version> {
+        if let Some(parent) = self.file_ancestor(path) {
+            return Err(Error::ParentIsFile {
+                path: path.clone(),
+                parent,
+            });
+        }
+        if self.is_dir(path) {
+            return Err(match mode {
+                WriteMode::Update(_) => Error::NotFound { path: path.clone() },
+                _ => Error::AlreadyExists { path: path.clone() },
+            });
+        }
+        match (mode, self.files.get(path)) {
+            (WriteMode::Create, Some(_)) => {
+                return Err(Error::AlreadyExists { path: path.clone() });
+            }
+            (WriteMode::Update(_), None) => {
+                return Err(Error::NotFound { path: path.clone() });
+            }
+            (WriteMode::Update(expected), Some(stored))
+                if expected.as_str() != stored.version.to_string() =>
+            {
+                return Err(Error::Conflict { path: path.clone() });
+            }
+            _ => {}
+        }
+        Ok(self.put(path, contents))
     }
 
     fn put(&mut self, path: &MemoryPath, contents: Vec<u8>) -> Version {
@@ -124,6 +158,7 @@ impl fmt::Display for InMemoryStorage {
 }
 
 #[async_trait]
+#[deny(clippy::missing_trait_methods)]
 impl Storage for InMemoryStorage {
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
         let state = self.lock();
@@ -152,33 +187,7 @@ impl Storage for InMemoryStorage {
         mode: WriteMode,
     ) -> Result<Version> {
         let mut state = self.lock();
-        if let Some(parent) = state.file_ancestor(path) {
-            return Err(Error::ParentIsFile {
-                path: path.clone(),
-                parent,
-            });
-        }
-        if state.is_dir(path) {
-            return Err(match mode {
-                WriteMode::Update(_) => Error::NotFound { path: path.clone() },
-                _ => Error::AlreadyExists { path: path.clone() },
-            });
-        }
-        match (&mode, state.files.get(path)) {
-            (WriteMode::Create, Some(_)) => {
-                return Err(Error::AlreadyExists { path: path.clone() });
-            }
-            (WriteMode::Update(_), None) => {
-                return Err(Error::NotFound { path: path.clone() });
-            }
-            (WriteMode::Update(expected), Some(stored))
-                if expected.as_str() != stored.version.to_string() =>
-            {
-                return Err(Error::Conflict { path: path.clone() });
-            }
-            _ => {}
-        }
-        Ok(state.put(path, contents))
+        state.write(path, contents, &mode)
     }
 
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
@@ -249,5 +258,32 @@ impl Storage for InMemoryStorage {
             }
         }
         Ok(())
+    }
+
+    async fn file_count(&self) -> Result<usize> {
+        Ok(self.lock().files.len())
+    }
+
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        // Count and create under one lock: exact however many tasks race.
+        let mut state = self.lock();
+        if state.files.len() >= max_files {
+            let taken = state.files.contains_key(path) || state.is_dir(path);
+            return Err(if taken {
+                Error::AlreadyExists { path: path.clone() }
+            } else {
+                Error::StoreFull { max_files }
+            });
+        }
+        state.write(path, contents, &WriteMode::Create)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::FULL
     }
 }

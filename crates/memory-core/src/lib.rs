@@ -3,6 +3,7 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+mod capabilities;
 mod command;
 #[cfg(any(feature = "conformance", test))]
 pub mod conformance;
@@ -10,12 +11,14 @@ mod error;
 mod handler;
 mod in_memory;
 mod limits;
+pub mod options;
 mod output;
 mod path;
 mod render;
 mod storage;
 mod tool;
 
+pub use capabilities::Capabilities;
 pub use command::{COMMAND_NAMES, InputError, MemoryCommand, ViewRange};
 pub use error::{BoxError, Error, Result};
 pub use handler::MemoryHandler;

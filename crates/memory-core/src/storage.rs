@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
-use crate::{Error, MemoryPath, Result};
+use crate::{Capabilities, Error, MemoryPath, Result};
 
 /// An opaque token naming one version of one file's content, for compare-and-swap.
 ///
@@ -163,6 +163,53 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
         copy_then_delete(self, from, to).await
     }
+
+    /// How many files the store holds, hidden ones included, at any depth.
+    ///
+    /// # Behavior
+    /// - equals `list(/memories).len()`;
+    /// - an overwrite or an update leaves it unchanged.
+    ///
+    /// The provided method lists `/memories`; backends override it with a native count.
+    async fn file_count(&self) -> Result<usize> {
+        Ok(self.list(&MemoryPath::root()).await?.len())
+    }
+
+    /// Creates a file (create-if-absent, as [`WriteMode::Create`]) only while the store holds
+    /// fewer than `max_files` files, and returns its version.
+    ///
+    /// # Behavior
+    /// - anything at `path` (a file, a directory, `/memories`) → [`Error::AlreadyExists`],
+    ///   checked before fullness, so a full store still says a taken path is taken;
+    /// - `max_files` or more files in the store → [`Error::StoreFull`] and nothing written;
+    /// - an ancestor that is a file → [`Error::ParentIsFile`] naming that ancestor;
+    /// - otherwise as [`Storage::write`] with [`WriteMode::Create`];
+    /// - exact under concurrency: of creates racing at `max_files - 1` files, exactly one
+    ///   succeeds and the others get [`Error::StoreFull`].
+    ///
+    /// The provided method counts, then writes with [`WriteMode::Create`]: exact for one
+    /// writer only. Backends override it to check and create in one step (under a lock, in
+    /// one transaction), so that it is exact across tasks and processes.
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        if self.file_count().await? >= max_files {
+            return Err(match self.stat(path).await? {
+                Some(_) => Error::AlreadyExists { path: path.clone() },
+                None => Error::StoreFull { max_files },
+            });
+        }
+        self.write(path, contents, WriteMode::Create).await
+    }
+
+    /// What the store can hold: the provided method answers [`Capabilities::FULL`]; a store
+    /// with rules of its own (text only, NFC names, a shallower root) declares what it lacks.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::FULL
+    }
 }
 
 /// The generic rename behind [`Storage::rename`]'s provided method: copy every file with
@@ -256,6 +303,20 @@ macro_rules! forward_storage {
             }
             async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
                 (**self).rename(from, to).await
+            }
+            async fn file_count(&self) -> Result<usize> {
+                (**self).file_count().await
+            }
+            async fn create_within(
+                &self,
+                path: &MemoryPath,
+                contents: Vec<u8>,
+                max_files: usize,
+            ) -> Result<Version> {
+                (**self).create_within(path, contents, max_files).await
+            }
+            fn capabilities(&self) -> Capabilities {
+                (**self).capabilities()
             }
         }
     };

@@ -207,8 +207,16 @@ impl<S: Storage> MemoryTool<S> {
         ))
     }
 
-    async fn file_count(&self) -> Result<usize, Error> {
-        Ok(self.storage.list(&MemoryPath::root()).await?.len())
+    /// `create` of a path that holds a file, in [`CreateMode::Overwrite`].
+    async fn overwrite(&self, path: &MemoryPath, bytes: Vec<u8>) -> ToolOutput {
+        match self.storage.write(path, bytes, WriteMode::Overwrite).await {
+            Ok(_) => ToolOutput::success(format!("File created successfully at: {path}")),
+            Err(Error::AlreadyExists { .. }) => {
+                ToolOutput::error(format!("Error: File {path} already exists"))
+            }
+            Err(Error::ParentIsFile { parent, .. }) => parent_is_file(path, &parent),
+            Err(err) => self.storage_failure("create", path, &err),
+        }
     }
 }
 
@@ -283,39 +291,32 @@ impl<S: Storage> MemoryHandler for MemoryTool<S> {
         if let Some(out) = self.too_large(path, file_text.len()) {
             return out;
         }
-        // Create-if-absent is one storage step; only overwriting needs to look first.
-        let mode = match self.create_mode {
-            CreateMode::Reject => WriteMode::Create,
-            CreateMode::Overwrite => match self.storage.stat(path).await {
+        let bytes = file_text.as_bytes().to_vec();
+        // Create-if-absent within the file limit is one storage step; only overwriting needs
+        // to look first, and replacing a file does not change the count.
+        if self.create_mode == CreateMode::Overwrite {
+            match self.storage.stat(path).await {
                 Ok(Some(Entry::Directory)) => return exists(),
-                Ok(Some(Entry::File(_))) => WriteMode::Overwrite,
-                Ok(None) => WriteMode::Create,
-                Err(err) => return self.storage_failure("create", path, &err),
-            },
-        };
-        if mode == WriteMode::Create {
-            match self.file_count().await {
-                Ok(count) if count >= self.limits.max_files => {
-                    // A full store still answers "already exists" for a path that is taken.
-                    if let Ok(Some(_)) = self.storage.stat(path).await {
-                        return exists();
-                    }
-                    return ToolOutput::error(format!(
-                        "Error: The memory store is full ({} files). Delete or consolidate files first.",
-                        self.limits.max_files
-                    ));
-                }
-                Ok(_) => {}
+                Ok(Some(Entry::File(_))) => return self.overwrite(path, bytes).await,
+                Ok(None) => {}
                 Err(err) => return self.storage_failure("create", path, &err),
             }
         }
+        // In overwrite mode, a file created by someone else since the stat is replaced.
+        let retry = (self.create_mode == CreateMode::Overwrite).then(|| bytes.clone());
         match self
             .storage
-            .write(path, file_text.as_bytes().to_vec(), mode)
+            .create_within(path, bytes, self.limits.max_files)
             .await
         {
             Ok(_) => ToolOutput::success(format!("File created successfully at: {path}")),
-            Err(Error::AlreadyExists { .. }) => exists(),
+            Err(Error::AlreadyExists { .. }) => match retry {
+                Some(bytes) => self.overwrite(path, bytes).await,
+                None => exists(),
+            },
+            Err(Error::StoreFull { max_files }) => ToolOutput::error(format!(
+                "Error: The memory store is full ({max_files} files). Delete or consolidate files first."
+            )),
             Err(Error::ParentIsFile { parent, .. }) => parent_is_file(path, &parent),
             Err(err) => self.storage_failure("create", path, &err),
         }
@@ -514,14 +515,7 @@ mod tests {
 
     #[tokio::test]
     async fn backend_failures_are_generic_and_change_nothing() {
-        for op in [
-            Op::Read,
-            Op::Stat,
-            Op::Write,
-            Op::Delete,
-            Op::List,
-            Op::Rename,
-        ] {
+        for op in Op::ALL {
             for input in commands() {
                 let store = seeded().await;
                 let before = snapshot(&store).await;
@@ -719,5 +713,94 @@ mod tests {
         );
         let out = tool.execute(&create("/memories/d", "2")).await;
         assert_eq!(out.text(), Some("Error: File /memories/d already exists"));
+    }
+}
+
+#[cfg(test)]
+mod create_tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::InMemoryStorage;
+    use crate::conformance::faults::{Op, Recording};
+
+    fn create(path: &str) -> serde_json::Value {
+        json!({"command": "create", "path": path, "file_text": "x"})
+    }
+
+    fn small(
+        storage: Recording<InMemoryStorage>,
+        mode: CreateMode,
+    ) -> MemoryTool<Recording<InMemoryStorage>> {
+        MemoryTool::new(storage)
+            .with_limits(Limits {
+                max_files: 2,
+                ..Limits::default()
+            })
+            .with_create_mode(mode)
+    }
+
+    #[tokio::test]
+    async fn create_is_one_create_within_and_never_lists() {
+        let tool = small(Recording::new(InMemoryStorage::new()), CreateMode::Reject);
+        for path in [
+            "/memories/a.md",
+            "/memories/b.md",
+            "/memories/c.md",
+            "/memories/a.md",
+        ] {
+            tool.execute(&create(path)).await;
+        }
+        assert_eq!(tool.storage().ops(), [Op::CreateWithin; 4]);
+    }
+
+    #[tokio::test]
+    async fn full_store_answers_taken_paths_and_refuses_new_ones() {
+        let tool = small(Recording::new(InMemoryStorage::new()), CreateMode::Reject);
+        tool.execute(&create("/memories/a.md")).await;
+        tool.execute(&create("/memories/d/b.md")).await;
+        let out = tool.execute(&create("/memories/c.md")).await;
+        assert_eq!(
+            out.text(),
+            Some("Error: The memory store is full (2 files). Delete or consolidate files first.")
+        );
+        assert!(out.is_error);
+        let out = tool.execute(&create("/memories/a.md")).await;
+        assert_eq!(
+            out.text(),
+            Some("Error: File /memories/a.md already exists")
+        );
+        let out = tool.execute(&create("/memories/d")).await;
+        assert_eq!(out.text(), Some("Error: File /memories/d already exists"));
+        assert_eq!(tool.storage().inner().file_count().await.unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn overwriting_a_file_in_a_full_store_is_not_a_new_file() {
+        let tool = small(
+            Recording::new(InMemoryStorage::new()),
+            CreateMode::Overwrite,
+        );
+        tool.execute(&create("/memories/a.md")).await;
+        tool.execute(&create("/memories/b.md")).await;
+        tool.storage().take();
+        let out = tool
+            .execute(&json!({"command": "create", "path": "/memories/a.md", "file_text": "new"}))
+            .await;
+        assert_eq!(
+            out.text(),
+            Some("File created successfully at: /memories/a.md")
+        );
+        assert_eq!(tool.storage().ops(), [Op::Stat, Op::Write]);
+        let a = MemoryPath::parse("/memories/a.md").unwrap();
+        assert_eq!(
+            tool.storage().inner().read(&a).await.unwrap().contents,
+            b"new"
+        );
+        let out = tool.execute(&create("/memories/c.md")).await;
+        assert_eq!(
+            out.text(),
+            Some("Error: The memory store is full (2 files). Delete or consolidate files first.")
+        );
     }
 }

@@ -24,7 +24,10 @@ use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
 
-use crate::{Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode};
+use crate::{
+    Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
+    WriteMode,
+};
 
 /// A host path that injected errors carry in their message, so a test can check that backend
 /// detail never reaches the model.
@@ -48,12 +51,28 @@ pub enum Op {
     List,
     /// [`Storage::rename`].
     Rename,
+    /// [`Storage::file_count`].
+    FileCount,
+    /// [`Storage::create_within`].
+    CreateWithin,
 }
 
 impl Op {
-    /// Whether the method changes the store (write, delete, rename).
+    /// Every method, in the trait's order.
+    pub const ALL: [Op; 8] = [
+        Op::Read,
+        Op::Stat,
+        Op::Write,
+        Op::Delete,
+        Op::List,
+        Op::Rename,
+        Op::FileCount,
+        Op::CreateWithin,
+    ];
+
+    /// Whether the method changes the store (write, delete, rename, create_within).
     pub fn is_mutation(self) -> bool {
-        matches!(self, Op::Write | Op::Delete | Op::Rename)
+        matches!(self, Op::Write | Op::Delete | Op::Rename | Op::CreateWithin)
     }
 }
 
@@ -66,6 +85,8 @@ impl fmt::Display for Op {
             Op::Delete => "delete",
             Op::List => "list",
             Op::Rename => "rename",
+            Op::FileCount => "file_count",
+            Op::CreateWithin => "create_within",
         })
     }
 }
@@ -101,8 +122,8 @@ struct Faults {
 ///
 /// - [`fail_after(n)`](Faulty::fail_after): the first `n` calls (from now) go through, every
 ///   later one fails;
-/// - [`fail_mutations()`](Faulty::fail_mutations): every write, delete and rename fails (a
-///   read-only outage);
+/// - [`fail_mutations()`](Faulty::fail_mutations): every write, delete, rename and
+///   create_within fails (a read-only outage);
 /// - [`fail_method(op)`](Faulty::fail_method): every call of one method fails;
 /// - [`inject_conflicts(k)`](Faulty::inject_conflicts): the next `k` writes with
 ///   [`WriteMode::Update`] return [`Error::Conflict`] without writing, to test bounded retry;
@@ -129,7 +150,7 @@ impl<S> Faulty<S> {
         faults.fail_after = Some(faults.calls + n);
     }
 
-    /// Fails every write, delete and rename.
+    /// Fails every write, delete, rename and create_within.
     pub fn fail_mutations(&self) {
         lock(&self.faults).fail_mutations = true;
     }
@@ -260,6 +281,25 @@ impl<S: Storage> Storage for Faulty<S> {
         self.check(Op::Rename, from, None)?;
         self.inner.rename(from, to).await
     }
+
+    async fn file_count(&self) -> Result<usize> {
+        self.check(Op::FileCount, &MemoryPath::root(), None)?;
+        self.inner.file_count().await
+    }
+
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        self.check(Op::CreateWithin, path, None)?;
+        self.inner.create_within(path, contents, max_files).await
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
 }
 
 /// One call seen by [`Recording`].
@@ -267,7 +307,8 @@ impl<S: Storage> Storage for Faulty<S> {
 pub struct Call {
     /// The method.
     pub op: Op,
-    /// The path (for `rename`, the source; for `list`, the directory).
+    /// The path (for `rename`, the source; for `list`, the directory; for `file_count`,
+    /// `/memories`).
     pub path: MemoryPath,
     /// For `rename`, the destination.
     pub to: Option<MemoryPath>,
@@ -424,6 +465,27 @@ impl<S: Storage> Storage for Recording<S> {
         let result = self.inner.rename(from, to).await;
         self.record(Op::Rename, from, Some(to), None, &result);
         result
+    }
+
+    async fn file_count(&self) -> Result<usize> {
+        let result = self.inner.file_count().await;
+        self.record(Op::FileCount, &MemoryPath::root(), None, None, &result);
+        result
+    }
+
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        let result = self.inner.create_within(path, contents, max_files).await;
+        self.record(Op::CreateWithin, path, None, None, &result);
+        result
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 }
 
@@ -595,14 +657,7 @@ mod tests {
         let store = Arc::new(Recording::new(InMemoryStorage::new()));
         crate::conformance::storage::run_all(store.clone()).await;
         let ops = store.ops();
-        for op in [
-            Op::Read,
-            Op::Stat,
-            Op::Write,
-            Op::Delete,
-            Op::List,
-            Op::Rename,
-        ] {
+        for op in Op::ALL {
             assert!(ops.contains(&op), "the suite calls {op}");
         }
     }

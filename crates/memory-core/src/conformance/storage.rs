@@ -1761,6 +1761,246 @@ pub async fn concurrent_creates_one_winner(storage: Arc<dyn Storage>) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// file_count
+
+async fn count(storage: &dyn Storage, what: &str) -> usize {
+    ok(storage, what, storage.file_count().await)
+}
+
+/// file_count: every file at any depth, hidden ones included, as `list(/memories)` returns
+/// them; overwrites and updates leave it unchanged; deletes and renames keep it exact.
+pub async fn file_count_counts_every_file(storage: &dyn Storage) {
+    assert_eq!(
+        count(storage, "file_count of an empty store").await,
+        0,
+        "{storage}: an empty store holds 0 files"
+    );
+    put(storage, "/memories/a.md", "a").await;
+    put(storage, "/memories/.hidden", "h").await;
+    put(storage, "/memories/d/e/deep.md", "d").await;
+    let v = put(storage, "/memories/d/f.md", "f").await;
+    assert_eq!(
+        count(storage, "file_count of 4 files").await,
+        4,
+        "{storage}: file_count counts files at every depth, hidden ones included"
+    );
+    put(storage, "/memories/a.md", "a2").await;
+    ok(
+        storage,
+        "update d/f.md",
+        storage
+            .write(&p("/memories/d/f.md"), b"f2".to_vec(), WriteMode::Update(v))
+            .await,
+    );
+    assert_eq!(
+        count(storage, "file_count after an overwrite and an update").await,
+        4,
+        "{storage}: replacing a file's content does not change the count"
+    );
+    ok(
+        storage,
+        "rename d to moved",
+        storage
+            .rename(&p("/memories/d"), &p("/memories/moved"))
+            .await,
+    );
+    assert_eq!(
+        count(storage, "file_count after a rename").await,
+        4,
+        "{storage}: a rename keeps the count"
+    );
+    ok(
+        storage,
+        "delete moved",
+        storage.delete(&p("/memories/moved")).await,
+    );
+    let listed = ok(
+        storage,
+        "list /memories",
+        storage.list(&MemoryPath::root()).await,
+    )
+    .len();
+    assert_eq!(
+        count(storage, "file_count after a delete").await,
+        listed,
+        "{storage}: file_count equals the length of list(/memories)"
+    );
+    assert_eq!(
+        listed, 2,
+        "{storage}: deleting a directory removes its files"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// create_within
+
+/// create_within: creates below the limit; at the limit StoreFull and nothing written; a taken
+/// path (file, directory, `/memories`) is AlreadyExists whether the store is full or not; a
+/// file ancestor is ParentIsFile; a limit of 0 refuses every create.
+pub async fn create_within_limit(storage: &dyn Storage) {
+    let v = ok(
+        storage,
+        "create_within below the limit",
+        storage
+            .create_within(&p("/memories/w/one.md"), b"one".to_vec(), 2)
+            .await,
+    );
+    let file = ok(
+        storage,
+        "read what create_within wrote",
+        storage.read(&p("/memories/w/one.md")).await,
+    );
+    assert_eq!(
+        file.contents, b"one",
+        "{storage}: create_within stores the bytes"
+    );
+    assert_eq!(
+        file.version, v,
+        "{storage}: create_within returns the file's version"
+    );
+    for (path, what) in [
+        ("/memories/w/one.md", "a file"),
+        ("/memories/w", "a directory"),
+        ("/memories", "/memories"),
+    ] {
+        let e = err(
+            storage,
+            &format!("create_within over {what} below the limit"),
+            storage.create_within(&p(path), b"x".to_vec(), 10).await,
+        );
+        assert!(
+            matches!(&e, Error::AlreadyExists { path: got } if got.as_str() == path),
+            "{storage}: create_within over {what} is AlreadyExists naming {path}, got {e:?}"
+        );
+    }
+    let e = err(
+        storage,
+        "create_within below a file",
+        storage
+            .create_within(&p("/memories/w/one.md/below"), b"x".to_vec(), 10)
+            .await,
+    );
+    assert!(
+        matches!(&e, Error::ParentIsFile { parent, .. } if parent.as_str() == "/memories/w/one.md"),
+        "{storage}: create_within below a file is ParentIsFile naming it, got {e:?}"
+    );
+    ok(
+        storage,
+        "create_within the last free place",
+        storage
+            .create_within(&p("/memories/two.md"), b"two".to_vec(), 2)
+            .await,
+    );
+    let e = err(
+        storage,
+        "create_within at the limit",
+        storage
+            .create_within(&p("/memories/three.md"), b"three".to_vec(), 2)
+            .await,
+    );
+    assert!(
+        matches!(e, Error::StoreFull { max_files: 2 }),
+        "{storage}: create_within in a store holding max_files files is StoreFull, got {e:?}"
+    );
+    assert_eq!(
+        stat(storage, "/memories/three.md").await,
+        None,
+        "{storage}: a create refused as StoreFull writes nothing"
+    );
+    let e = err(
+        storage,
+        "create_within over a file, store full",
+        storage
+            .create_within(&p("/memories/two.md"), b"x".to_vec(), 2)
+            .await,
+    );
+    assert!(
+        matches!(&e, Error::AlreadyExists { path } if path.as_str() == "/memories/two.md"),
+        "{storage}: a full store still answers AlreadyExists for a taken path, got {e:?}"
+    );
+    let e = err(
+        storage,
+        "create_within over a file, store over full",
+        storage
+            .create_within(&p("/memories/w"), b"x".to_vec(), 1)
+            .await,
+    );
+    assert!(
+        matches!(&e, Error::AlreadyExists { .. }),
+        "{storage}: a store over its limit still answers AlreadyExists for a directory, got {e:?}"
+    );
+    assert_eq!(
+        get(storage, "/memories/two.md").await,
+        b"two",
+        "{storage}: a refused create_within leaves the file alone"
+    );
+    let e = err(
+        storage,
+        "create_within with a limit of 0",
+        storage
+            .create_within(&p("/memories/zero.md"), b"0".to_vec(), 0)
+            .await,
+    );
+    assert!(
+        matches!(e, Error::StoreFull { max_files: 0 }),
+        "{storage}: a limit of 0 is StoreFull, got {e:?}"
+    );
+    assert_eq!(count(storage, "file_count after create_within").await, 2);
+}
+
+/// create_within is exact under concurrency: creates of different paths racing in a store
+/// holding `max_files - 1` files: exactly one succeeds, every other one is StoreFull. Two
+/// tasks race several times, then eight at once.
+pub async fn create_within_race_at_limit(storage: Arc<dyn Storage>) {
+    const MAX_FILES: usize = 3;
+    for (round, tasks) in [2, 2, 2, 2, 8].into_iter().enumerate() {
+        put(&*storage, "/memories/full/a.md", "a").await;
+        put(&*storage, "/memories/full/b.md", "b").await;
+        let barrier = Arc::new(tokio::sync::Barrier::new(tasks));
+        let mut handles = Vec::new();
+        for i in 0..tasks {
+            let storage = Arc::clone(&storage);
+            let barrier = Arc::clone(&barrier);
+            handles.push(tokio::spawn(async move {
+                let path = p(&format!("/memories/full/new{i}.md"));
+                barrier.wait().await;
+                let result = storage
+                    .create_within(&path, format!("{i}").into_bytes(), MAX_FILES)
+                    .await;
+                (i, result)
+            }));
+        }
+        let mut winners = Vec::new();
+        for handle in handles {
+            let (i, result) = match handle.await {
+                Ok(done) => done,
+                Err(e) => std::panic::resume_unwind(e.into_panic()),
+            };
+            match result {
+                Ok(_) => winners.push(i),
+                Err(Error::StoreFull {
+                    max_files: MAX_FILES,
+                }) => {}
+                Err(e) => panic!(
+                    "{storage}: racing create_within at max_files - 1: the losers get StoreFull,                      task {i} got {e:?}"
+                ),
+            }
+        }
+        assert_eq!(
+            winners.len(),
+            1,
+            "{storage}: of {tasks} creates racing at max_files - 1 exactly one succeeds              (round {round}), winners: {winners:?}"
+        );
+        assert_eq!(
+            count(&*storage, "file_count after the race").await,
+            MAX_FILES,
+            "{storage}: the store holds exactly max_files files after the race"
+        );
+        clear(&*storage).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // run_all
 
 /// Runs every check in this module on `storage`, clearing the store (delete `/memories`)
@@ -1768,13 +2008,18 @@ pub async fn concurrent_creates_one_winner(storage: Arc<dyn Storage>) {
 ///
 /// The store must be empty when called, and is empty again afterwards. Panics (with the
 /// behaviour and the backend's `Display` in the message) on the first check that fails.
+///
+/// What the store can hold is read from [`Storage::capabilities`]: for a store with fewer
+/// [`Capabilities`], the checks that need more run in their narrower form (text instead of
+/// bytes, NFC names only, shallower paths) or, for binary content, not at all. The store's own
+/// refusals are for its crate's tests to check.
 pub async fn run_all(storage: Arc<dyn Storage>) {
-    run_all_with(storage, Capabilities::FULL).await;
+    let caps = storage.capabilities();
+    run_all_with(storage, caps).await;
 }
 
-/// [`run_all`] for a store with fewer [`Capabilities`]: the checks that need more run in
-/// their narrower form (text instead of bytes, NFC names only, shallower paths) or, for
-/// binary content, not at all. The store's own refusals are for its crate's tests to check.
+/// [`run_all`] with capabilities given by the caller instead of read from the store (for a
+/// test that narrows them further than the store declares).
 pub async fn run_all_with(storage: Arc<dyn Storage>, caps: Capabilities) {
     let s: &dyn Storage = &*storage;
     let existing = ok(
@@ -1845,6 +2090,8 @@ pub async fn run_all_with(storage: Arc<dyn Storage>, caps: Capabilities) {
         rename_to_below_file,
         rename_after_emptied_directory,
         empty_files,
+        file_count_counts_every_file,
+        create_within_limit,
     );
     unicode_and_spaces_in_names_with(s, caps.non_nfc_names).await;
     clear(s).await;
@@ -1859,6 +2106,7 @@ pub async fn run_all_with(storage: Arc<dyn Storage>, caps: Capabilities) {
         write_create_race_one_winner,
         concurrent_creates_one_winner,
         concurrent_updates_lose_nothing,
+        create_within_race_at_limit,
     );
 }
 
@@ -1877,8 +2125,8 @@ mod tests {
         run_all(Arc::new(InMemoryStorage::new())).await;
     }
 
-    /// Forwards everything but `rename`, so the trait's provided rename (copy then delete)
-    /// runs; it must conform too. With `sloppy`, it breaks compare-and-swap and create-if-absent
+    /// Forwards everything but `rename` (and `capabilities`), so the trait's provided rename
+    /// (copy then delete) runs; it must conform too. With `sloppy`, it breaks compare-and-swap and create-if-absent
     /// (both become plain overwrites), which the suite must catch.
     #[derive(Debug, Default)]
     struct DefaultRename {
@@ -1919,6 +2167,64 @@ mod tests {
         async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
             self.inner.list(dir).await
         }
+        async fn file_count(&self) -> Result<usize> {
+            self.inner.file_count().await
+        }
+        async fn create_within(
+            &self,
+            path: &MemoryPath,
+            contents: Vec<u8>,
+            max_files: usize,
+        ) -> Result<Version> {
+            self.inner.create_within(path, contents, max_files).await
+        }
+    }
+
+    /// Forwards the six base methods only, so the provided `file_count` (a listing) and
+    /// `create_within` (count, then create) run.
+    #[derive(Debug, Default)]
+    struct ProvidedCounts(InMemoryStorage);
+
+    impl std::fmt::Display for ProvidedCounts {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "ProvidedCounts({})", self.0)
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl Storage for ProvidedCounts {
+        async fn read(&self, path: &MemoryPath) -> Result<crate::StoredFile> {
+            self.0.read(path).await
+        }
+        async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+            self.0.stat(path).await
+        }
+        async fn write(
+            &self,
+            path: &MemoryPath,
+            contents: Vec<u8>,
+            mode: WriteMode,
+        ) -> Result<Version> {
+            self.0.write(path, contents, mode).await
+        }
+        async fn delete(&self, path: &MemoryPath) -> Result<()> {
+            self.0.delete(path).await
+        }
+        async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+            self.0.list(dir).await
+        }
+        async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+            self.0.rename(from, to).await
+        }
+    }
+
+    /// The provided methods are right for one writer (racing creates need an override).
+    #[tokio::test]
+    async fn provided_file_count_and_create_within_for_one_writer() {
+        let storage = ProvidedCounts::default();
+        file_count_counts_every_file(&storage).await;
+        clear(&storage).await;
+        create_within_limit(&storage).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
