@@ -34,9 +34,18 @@ pub(crate) enum FsError {
     /// A symbolic link or special file is in the way; links are never followed.
     #[error("{path} is a symbolic link or special file, which the store never follows")]
     NotRegular { path: MemoryPath },
-    /// The name is reserved for the store's temporary files.
-    #[error("{path} has the name pattern reserved for temporary files")]
-    ReservedName { path: MemoryPath },
+    /// The folder of temporary files is not on the file system of `memories/` (for example
+    /// `memories/` is a mount point or a link to another disk), so a finished temporary file
+    /// could not be moved into place in one step.
+    #[error(
+        "cannot open the memory store at {base}: {temp_dir} and {memories} are on different file systems; \
+         the store needs both on one file system to write atomically"
+    )]
+    TempElsewhere {
+        base: PathBuf,
+        temp_dir: PathBuf,
+        memories: PathBuf,
+    },
     /// Folders kept disappearing under concurrent deletes.
     #[error("{path}: folders kept vanishing under concurrent deletes ({attempts} attempts)")]
     Vanished { path: MemoryPath, attempts: usize },

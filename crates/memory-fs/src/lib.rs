@@ -69,9 +69,9 @@ pub struct FsStorage {
 impl FsStorage {
     /// Opens (creating if needed) the store in `base`, with default [`FsOptions`].
     ///
-    /// Creates `base` and `base/memories` (mode 0700) if missing, opens `base/memories` as a
-    /// capability, creates the lock file `base/.memories.lock`, and removes temporary files
-    /// left by crashed writers. This does blocking I/O: call it at start-up or inside
+    /// Creates `base`, `base/memories` and the folder of temporary files `base/.memory-tmp`
+    /// (mode 0700) if missing, opens `base/memories` as a capability, creates the lock file
+    /// `base/.memories.lock`, and removes temporary files left by crashed writers. This does blocking I/O: call it at start-up or inside
     /// `spawn_blocking`. Fails with [`memory_core::Error::Backend`] if the folder cannot be
     /// created or opened.
     pub fn new(base: impl AsRef<Path>) -> Result<Self> {
@@ -224,6 +224,10 @@ mod tests {
             files_on_disk(&dir.path().join("memories")),
             ["notes/a.md"],
             "no temporary file and no new folder is left behind"
+        );
+        assert!(
+            files_on_disk(&dir.path().join(store::TEMP_DIR)).is_empty(),
+            "no temporary file is left in the folder of temporary files"
         );
     }
 }

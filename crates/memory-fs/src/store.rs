@@ -28,19 +28,31 @@ pub(crate) const DIR_MODE: u32 = 0o700;
 /// The lock file, beside (not inside) the `memories` folder.
 pub(crate) const LOCK_FILE: &str = ".memories.lock";
 
-/// Temporary files are `.memory-tmp-<32 hex digits>.tmp`: hidden, and with 128 bits of
-/// randomness no user file name collides with one by accident.
-const TEMP_PREFIX: &str = ".memory-tmp-";
+/// The folder of temporary files, beside (not inside) the `memories` folder, so that no memory
+/// path can reach a temporary file and no name inside `memories/` is reserved. It is on the same
+/// file system as `memories/` (checked when the store opens), so a finished temporary file moves
+/// into place with one rename or hard link.
+pub(crate) const TEMP_DIR: &str = ".memory-tmp";
+
+/// Temporary files are `<32 hex digits>.tmp` inside [`TEMP_DIR`]: with 128 bits of randomness
+/// two writers never pick the same name.
 const TEMP_SUFFIX: &str = ".tmp";
 const TEMP_HEX: usize = 32;
+
+/// The name temporary files had inside `memories/` before they moved to [`TEMP_DIR`]: such files
+/// are ordinary memories now (a file of that name may be a user's memory, renamed there by an
+/// earlier version), so they are only pointed out in the log when the store opens.
+pub(crate) fn is_legacy_temp_name(name: &str) -> bool {
+    name.strip_prefix(".memory-tmp-")
+        .is_some_and(|rest| is_temp_name(rest))
+}
 
 /// How often a write starts over when folders vanish under a concurrent delete.
 const MAX_ATTEMPTS: usize = 8;
 
-/// Whether `name` is one of the store's temporary files.
+/// Whether `name` is one of the store's temporary files (in [`TEMP_DIR`]).
 pub(crate) fn is_temp_name(name: &str) -> bool {
-    name.strip_prefix(TEMP_PREFIX)
-        .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
+    name.strip_suffix(TEMP_SUFFIX)
         .is_some_and(|hex| {
             hex.len() == TEMP_HEX
                 && hex
@@ -60,7 +72,7 @@ fn temp_name() -> String {
     hasher.update(now.as_nanos().to_le_bytes());
     hasher.update(format!("{:?}", std::thread::current().id()).as_bytes());
     let digest = hex::encode(hasher.finalize());
-    format!("{TEMP_PREFIX}{}{TEMP_SUFFIX}", &digest[..TEMP_HEX])
+    format!("{}{TEMP_SUFFIX}", &digest[..TEMP_HEX])
 }
 
 /// The version of some content: the hex SHA-256 of its bytes.
@@ -94,7 +106,7 @@ enum Probe {
     File(Metadata),
     /// A real folder (which may or may not hold files).
     Dir,
-    /// A symbolic link, special file or temporary file: never followed nor shown.
+    /// A symbolic link or special file: never followed nor shown.
     Other,
     /// An ancestor is a regular file.
     BelowFile(MemoryPath),
@@ -131,6 +143,8 @@ impl Drop for Locked<'_> {
 pub(crate) struct Store {
     pub(crate) base: PathBuf,
     root: Dir,
+    /// The folder of temporary files, `base/.memory-tmp`, beside `memories/`.
+    temp: Dir,
     /// The lock file, opened once. The mutex serialises this process's writers (an advisory
     /// lock is held per open file, so threads sharing it would not exclude each other); the
     /// file lock serialises processes and other `FsStorage`s on the same folder.
@@ -155,11 +169,12 @@ impl Store {
             std::fs::set_permissions(base, std_perms(DIR_MODE)).map_err(open_err)?;
         }
         let memories = base.join("memories");
-        {
+        let temp_dir = base.join(TEMP_DIR);
+        for folder in [&memories, &temp_dir] {
             use std::os::unix::fs::DirBuilderExt as _;
-            match std::fs::DirBuilder::new().mode(DIR_MODE).create(&memories) {
+            match std::fs::DirBuilder::new().mode(DIR_MODE).create(folder) {
                 Ok(()) => {
-                    std::fs::set_permissions(&memories, std_perms(DIR_MODE)).map_err(open_err)?
+                    std::fs::set_permissions(folder, std_perms(DIR_MODE)).map_err(open_err)?
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(open_err(e)),
@@ -167,6 +182,24 @@ impl Store {
         }
         let root =
             Dir::open_ambient_dir(&memories, cap_std::ambient_authority()).map_err(open_err)?;
+        let temp =
+            Dir::open_ambient_dir(&temp_dir, cap_std::ambient_authority()).map_err(open_err)?;
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            let device = |dir: &Dir| {
+                dir.try_clone()
+                    .and_then(|d| d.into_std_file().metadata())
+                    .map(|m| m.dev())
+                    .map_err(open_err)
+            };
+            if device(&root)? != device(&temp)? {
+                return Err(FsError::TempElsewhere {
+                    base: base.to_path_buf(),
+                    temp_dir,
+                    memories,
+                });
+            }
+        }
         let lock = {
             use std::os::unix::fs::OpenOptionsExt as _;
             std::fs::OpenOptions::new()
@@ -181,13 +214,15 @@ impl Store {
         let store = Store {
             base: base.to_path_buf(),
             root,
+            temp,
             lock: Mutex::new(lock),
             options,
         };
-        let removed = store.remove_stale_temps(Path::new("."));
+        let removed = store.remove_stale_temps();
         if removed > 0 {
             tracing::info!(base = %base.display(), removed, "memory-fs: removed stale temporary files");
         }
+        store.note_legacy_temp_names();
         Ok(store)
     }
 
@@ -215,7 +250,7 @@ impl Store {
             match self.lstat(&ancestor)? {
                 None => return Ok(Probe::Missing),
                 Some(meta) if meta.is_dir() => {}
-                Some(meta) if meta.is_file() && !is_temp_name(ancestor.name().unwrap_or("")) => {
+                Some(meta) if meta.is_file() => {
                     return Ok(Probe::BelowFile(ancestor));
                 }
                 Some(_) => return Ok(Probe::BelowOther(ancestor)),
@@ -224,15 +259,13 @@ impl Store {
         Ok(match self.lstat(path)? {
             None => Probe::Missing,
             Some(meta) if meta.is_dir() => Probe::Dir,
-            Some(_) if is_temp_name(path.name().unwrap_or("")) => Probe::Other,
             Some(meta) if meta.is_file() => Probe::File(meta),
             Some(_) => Probe::Other,
         })
     }
 
     /// Visits the regular files below a real folder, depth first; `visit` returns `false` to
-    /// stop. Links, special files, temporary files and names no [`MemoryPath`] can hold are
-    /// skipped.
+    /// stop. Links, special files and names no [`MemoryPath`] can hold are skipped.
     fn walk(
         &self,
         dir: &MemoryPath,
@@ -250,9 +283,6 @@ impl Store {
                 tracing::debug!(dir = %dir, "memory-fs: skipping a name that is not UTF-8");
                 continue;
             };
-            if is_temp_name(name) {
-                continue;
-            }
             let Ok(child) = dir.join(name) else {
                 tracing::debug!(dir = %dir, name, "memory-fs: skipping a name no memory path can hold");
                 continue;
@@ -278,6 +308,27 @@ impl Store {
             }
         }
         Ok(true)
+    }
+
+    /// Logs files named like the temporary files of earlier versions (which kept them inside
+    /// `memories/`): they are ordinary memories now, listed and counted, never deleted by the
+    /// store, so the operator may want to look at them.
+    fn note_legacy_temp_names(&self) {
+        let mut legacy = 0usize;
+        let walked = self.walk(&MemoryPath::root(), &mut |path, _| {
+            if path.name().is_some_and(is_legacy_temp_name) {
+                legacy += 1;
+            }
+            true
+        });
+        if walked.is_ok() && legacy > 0 {
+            tracing::info!(
+                base = %self.base.display(),
+                files = legacy,
+                "memory-fs: files named like the temporary files of earlier versions are in the store; \
+                 they are kept and listed as ordinary memories (delete them if a crash left them)"
+            );
+        }
     }
 
     fn has_file_below(&self, dir: &MemoryPath) -> Result<bool, FsError> {
@@ -453,31 +504,29 @@ impl Store {
         }
     }
 
-    /// Removes temporary files older than the configured age below `dir`; returns how many.
-    fn remove_stale_temps(&self, r: &Path) -> usize {
-        let Ok(entries) = self.root.read_dir(r) else {
+    /// Removes temporary files older than the configured age from the folder of temporary
+    /// files (never anything in `memories/`); returns how many.
+    fn remove_stale_temps(&self) -> usize {
+        let Ok(entries) = self.temp.entries() else {
             return 0;
         };
         let now = SystemTime::now();
         let mut removed = 0;
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let Ok(file_type) = entry.file_type() else {
+            if !entry.file_type().is_ok_and(|t| t.is_file())
+                || !name.to_str().is_some_and(is_temp_name)
+            {
                 continue;
-            };
-            let child = r.join(&name);
-            if file_type.is_dir() {
-                removed += self.remove_stale_temps(&child);
-            } else if file_type.is_file() && name.to_str().is_some_and(is_temp_name) {
-                let age = entry
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .and_then(|t| now.duration_since(t.into_std()).ok())
-                    .unwrap_or(Duration::ZERO);
-                if age >= self.options.stale_temp_age && self.root.remove_file(&child).is_ok() {
-                    removed += 1;
-                }
+            }
+            let age = entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| now.duration_since(t.into_std()).ok())
+                .unwrap_or(Duration::ZERO);
+            if age >= self.options.stale_temp_age && self.temp.remove_file(&name).is_ok() {
+                removed += 1;
             }
         }
         removed
@@ -510,9 +559,6 @@ impl Store {
                 WriteMode::Update(_) => Error::NotFound { path: path.clone() },
                 _ => Error::AlreadyExists { path: path.clone() },
             });
-        }
-        if path.name().is_some_and(is_temp_name) {
-            return Err(FsError::ReservedName { path: path.clone() }.into());
         }
         for _ in 0..MAX_ATTEMPTS {
             if let Attempt::Done = self.try_write(path, contents, mode)? {
@@ -566,16 +612,11 @@ impl Store {
             return Ok(Attempt::Retry);
         };
         let parent = path.parent().unwrap_or_else(MemoryPath::root);
-        let parent_rel = rel(&parent)?;
-        let temp_rel = parent_rel.join(temp_name());
+        let temp_rel = PathBuf::from(temp_name());
         match self.write_temp(path, &temp_rel, contents) {
-            Ok(true) => {}
-            Ok(false) => {
-                self.prune_created(&created);
-                return Ok(Attempt::Retry);
-            }
+            Ok(()) => {}
             Err(e) => {
-                let _ = self.root.remove_file(&temp_rel);
+                let _ = self.temp.remove_file(&temp_rel);
                 self.prune_created(&created);
                 return Err(e.into());
             }
@@ -585,7 +626,7 @@ impl Store {
             self.commit(path, &temp_rel, mode)
         };
         if !matches!(outcome, Ok(Attempt::Done)) {
-            let _ = self.root.remove_file(&temp_rel);
+            let _ = self.temp.remove_file(&temp_rel);
             if !matches!(outcome, Ok(Attempt::Retry)) {
                 let _locked = self.lock()?;
                 self.prune_created(&created);
@@ -596,20 +637,14 @@ impl Store {
         Ok(Attempt::Done)
     }
 
-    /// Writes and syncs the temporary file; `Ok(false)` if its folder vanished.
-    fn write_temp(
-        &self,
-        path: &MemoryPath,
-        temp_rel: &Path,
-        contents: &[u8],
-    ) -> Result<bool, FsError> {
+    /// Writes and syncs the temporary file (in the folder of temporary files).
+    fn write_temp(&self, path: &MemoryPath, temp_rel: &Path, contents: &[u8]) -> Result<(), FsError> {
         let mut options = OpenOptions::new();
         options.write(true).create_new(true).mode(FILE_MODE);
-        let file = match self.root.open_with(temp_rel, &options) {
-            Ok(file) => file,
-            Err(e) if is_not_found(&e) => return Ok(false),
-            Err(e) => return Err(FsError::io("create temporary file for", path, e)),
-        };
+        let file = self
+            .temp
+            .open_with(temp_rel, &options)
+            .map_err(|e| FsError::io("create temporary file for", path, e))?;
         let mut file = file.into_std();
         file.set_permissions(std_perms(FILE_MODE))
             .map_err(|e| FsError::io("chmod temporary file for", path, e))?;
@@ -627,7 +662,7 @@ impl Store {
             file.sync_all()
                 .map_err(|e| FsError::io("sync temporary file for", path, e))?;
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Under the lock: checks the target again and moves the temporary file into place.
@@ -640,9 +675,9 @@ impl Store {
         let result = match mode {
             // One step even against writers that do not take our lock: link fails if
             // anything appeared at the target.
-            WriteMode::Create => match self.root.hard_link(temp_rel, &self.root, &target_rel) {
+            WriteMode::Create => match self.temp.hard_link(temp_rel, &self.root, &target_rel) {
                 Ok(()) => {
-                    let _ = self.root.remove_file(temp_rel);
+                    let _ = self.temp.remove_file(temp_rel);
                     Ok(())
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -656,12 +691,12 @@ impl Store {
                 {
                     // File systems without hard links: the check above, under the lock,
                     // stands in for the one-step create.
-                    self.root.rename(temp_rel, &self.root, &target_rel)
+                    self.temp.rename(temp_rel, &self.root, &target_rel)
                 }
                 Err(e) => Err(e),
             },
             WriteMode::Overwrite | WriteMode::Update(_) => {
-                self.root.rename(temp_rel, &self.root, &target_rel)
+                self.temp.rename(temp_rel, &self.root, &target_rel)
             }
         };
         match result {
@@ -793,21 +828,21 @@ mod tests {
         let b = temp_name();
         assert_ne!(a, b);
         assert!(is_temp_name(&a), "{a}");
-        assert!(a.starts_with('.'));
         assert!(a.len() < 64);
-        for user in [
-            ".memory-tmp-.tmp",
-            ".memory-tmp-0123456789abcdef0123456789abcdef.tmp.md",
-            ".memory-tmp-0123456789ABCDEF0123456789ABCDEF.tmp",
-            ".memory-tmp-0123456789abcdef0123456789abcde.tmp",
-            ".config",
+        for other in [
+            ".tmp",
+            "0123456789abcdef0123456789abcdef.tmp.md",
+            "0123456789ABCDEF0123456789ABCDEF.tmp",
+            "0123456789abcdef0123456789abcde.tmp",
             "notes.tmp",
         ] {
-            assert!(!is_temp_name(user), "{user}");
+            assert!(!is_temp_name(other), "{other}");
         }
-        assert!(is_temp_name(
+        assert!(is_temp_name("0123456789abcdef0123456789abcdef.tmp"));
+        assert!(is_legacy_temp_name(
             ".memory-tmp-0123456789abcdef0123456789abcdef.tmp"
         ));
+        assert!(!is_legacy_temp_name(&a));
     }
 
     #[test]

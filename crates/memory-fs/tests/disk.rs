@@ -37,8 +37,12 @@ fn tree(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Names temporary files had inside `memories/` in earlier versions.
 const STALE: &str = ".memory-tmp-0123456789abcdef0123456789abcdef.tmp";
 const FRESH: &str = ".memory-tmp-fedcba9876543210fedcba9876543210.tmp";
+/// Names of temporary files in the folder of temporary files.
+const STALE_TEMP: &str = "0123456789abcdef0123456789abcdef.tmp";
+const FRESH_TEMP: &str = "fedcba9876543210fedcba9876543210.tmp";
 
 #[tokio::test]
 async fn uses_the_sdk_layout_and_reads_an_existing_folder() {
@@ -120,13 +124,35 @@ async fn empty_folders_go_with_their_last_file() {
     assert!(memories.is_dir(), "memories/ itself stays");
 }
 
+/// Sets a file's modification time `age` seconds into the past.
+fn age_file(path: &Path, age: u64) {
+    let mtime = SystemTime::now() - Duration::from_secs(age);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}
+
+async fn listed(storage: &FsStorage) -> Vec<String> {
+    storage
+        .list(&MemoryPath::root())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.path.as_str().to_owned())
+        .collect()
+}
+
 #[tokio::test]
-async fn temporary_files_are_never_listed_and_stale_ones_are_cleaned() {
+async fn temporary_files_live_outside_memories_and_stale_ones_are_cleaned() {
     let dir = tempfile::tempdir().unwrap();
     let memories = dir.path().join("memories");
+    let temps = dir.path().join(".memory-tmp");
     {
         let storage = FsStorage::new(dir.path()).unwrap();
-        // Many writes: no temporary file is ever left or listed.
+        // Many writes: no temporary file is ever left, in memories/ or beside it.
         for i in 0..20 {
             storage
                 .write(
@@ -138,79 +164,92 @@ async fn temporary_files_are_never_listed_and_stale_ones_are_cleaned() {
                 .unwrap();
         }
         assert_eq!(tree(&memories), ["d/", "d/f.md"]);
+        assert!(tree(&temps).is_empty(), "{:?}", tree(&temps));
     }
-    // A crash left temporary files: an old one beside a file, and one alone in a folder.
-    std::fs::create_dir(memories.join("crashed")).unwrap();
-    for (path, age) in [
-        (memories.join("d").join(STALE), 3600),
-        (memories.join("crashed").join(STALE), 3600),
-        (memories.join("d").join(FRESH), 0),
-    ] {
-        std::fs::write(&path, b"half a wri").unwrap();
-        let mtime = SystemTime::now() - Duration::from_secs(age);
-        std::fs::File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_modified(mtime)
-            .unwrap();
+    // A crash left temporary files in the folder of temporary files: an old one and a young
+    // one; a file of another name there is not the store's and stays.
+    for (name, age) in [(STALE_TEMP, 3600), (FRESH_TEMP, 0), ("notes.txt", 3600)] {
+        std::fs::write(temps.join(name), b"half a wri").unwrap();
+        age_file(&temps.join(name), age);
     }
-    // Before any clean-up, they are invisible.
     let storage = FsStorage::with_options(
         dir.path(),
         FsOptions::default().stale_temp_age(Duration::from_secs(24 * 3600)),
     )
     .unwrap();
-    let listed: Vec<String> = storage
-        .list(&MemoryPath::root())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.path.as_str().to_owned())
-        .collect();
-    assert_eq!(listed, ["/memories/d/f.md"]);
-    assert_eq!(storage.stat(&p("/memories/crashed")).await.unwrap(), None);
-    let temp = p(&format!("/memories/d/{STALE}"));
-    assert_eq!(storage.stat(&temp).await.unwrap(), None);
-    assert!(matches!(
-        storage.read(&temp).await,
-        Err(Error::NotFound { .. })
-    ));
-    assert!(
-        storage
-            .write(&temp, b"x".to_vec(), WriteMode::Overwrite)
-            .await
-            .is_err(),
-        "reserved name"
-    );
-    assert_eq!(
-        storage.read(&p("/memories/d/f.md")).await.unwrap().contents,
-        b"19"
-    );
-    // Opening with the default age removes the stale ones and keeps the fresh one (it may
+    assert_eq!(listed(&storage).await, ["/memories/d/f.md"]);
+    assert_eq!(tree(&temps).len(), 3, "younger than a day: all kept");
+    // Opening with the default age removes the stale one and keeps the young one (it may
     // belong to a writer still running in another process).
     drop(storage);
+    let _storage = FsStorage::new(dir.path()).unwrap();
+    assert_eq!(tree(&temps), [FRESH_TEMP, "notes.txt"]);
+    assert_eq!(tree(&memories), ["d/", "d/f.md"]);
+}
+
+/// No name inside `memories/` is reserved: the names temporary files had there in earlier
+/// versions are ordinary memories, which create and rename reach, listings and counts show and
+/// no clean-up ever deletes (a rename keeps an old modification time).
+#[tokio::test]
+async fn the_old_temporary_file_names_are_ordinary_memories() {
+    let dir = tempfile::tempdir().unwrap();
+    let memories = dir.path().join("memories");
     let storage = FsStorage::new(dir.path()).unwrap();
-    assert_eq!(
-        tree(&memories),
-        ["crashed/", "d/", format!("d/{FRESH}").as_str(), "d/f.md"]
-    );
-    // The emptied folder is harmless: a file can take its place.
+    let created = p(&format!("/memories/{STALE}"));
+    let renamed = p(&format!("/memories/d/{FRESH}"));
+    let in_folder = p(&format!("/memories/{FRESH}/inner.md"));
     storage
-        .write(&p("/memories/crashed"), b"file".to_vec(), WriteMode::Create)
+        .write(&created, b"created".to_vec(), WriteMode::Create)
         .await
         .unwrap();
+    storage
+        .write(&p("/memories/old.md"), b"renamed".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    age_file(&memories.join("old.md"), 3600);
+    storage
+        .rename(&p("/memories/old.md"), &renamed)
+        .await
+        .unwrap();
+    storage
+        .write(&in_folder, b"inside".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    // A file an earlier version left (or a user named so), placed by hand, long ago.
+    std::fs::create_dir(memories.join("e")).unwrap();
+    std::fs::write(memories.join("e").join(STALE), b"by hand").unwrap();
+    age_file(&memories.join("e").join(STALE), 3600);
+
+    let expected = [
+        in_folder.as_str().to_owned(),
+        created.as_str().to_owned(),
+        renamed.as_str().to_owned(),
+        format!("/memories/e/{STALE}"),
+    ];
+    let mut sorted = expected.clone();
+    sorted.sort();
+    assert_eq!(listed(&storage).await, sorted);
+    assert!(matches!(
+        storage.stat(&p(&format!("/memories/{FRESH}"))).await.unwrap(),
+        Some(Entry::Directory)
+    ));
+    assert_eq!(storage.file_count().await.unwrap(), 4);
+    // Reopening, even with a clean-up of everything older than nothing, deletes none of them.
+    drop(storage);
+    let storage =
+        FsStorage::with_options(dir.path(), FsOptions::default().stale_temp_age(Duration::ZERO))
+            .unwrap();
+    assert_eq!(listed(&storage).await, sorted);
+    assert_eq!(storage.read(&renamed).await.unwrap().contents, b"renamed");
+    assert_eq!(storage.read(&created).await.unwrap().contents, b"created");
+    // And they move and go like any file.
+    storage.rename(&renamed, &p("/memories/back.md")).await.unwrap();
+    storage.delete(&created).await.unwrap();
+    storage.delete(&p(&format!("/memories/{FRESH}"))).await.unwrap();
     assert_eq!(
-        storage
-            .read(&p("/memories/crashed"))
-            .await
-            .unwrap()
-            .contents,
-        b"file"
+        listed(&storage).await,
+        ["/memories/back.md".to_owned(), format!("/memories/e/{STALE}")]
     );
-    // Deleting the folder takes any temporary file with it.
-    storage.delete(&p("/memories/d")).await.unwrap();
-    assert_eq!(tree(&memories), ["crashed"]);
 }
 
 /// Two stores on one folder (separate lock handles, as two processes have) keep

@@ -36,6 +36,11 @@ async fn modes_are_0600_and_0700_whatever_the_umask() {
             "a base folder the store creates, umask {umask:o}"
         );
         assert_eq!(
+            mode(&base.join(".memory-tmp")),
+            0o700,
+            "the folder of temporary files, umask {umask:o}"
+        );
+        assert_eq!(
             mode(&base.join(".memories.lock")) & 0o077,
             0,
             "lock file with umask {umask:o}"
