@@ -70,6 +70,17 @@ pub enum Error {
         /// The limit in force.
         max_files: usize,
     },
+    /// The path, or one of its ancestors, is a symbolic link, which the store never follows
+    /// (a folder store; only someone with access to the disk can plant one); nothing was read
+    /// or changed.
+    ///
+    /// [`MemoryTool`](crate::MemoryTool) answers `Error: Path {path} would escape /memories
+    /// directory: it passes through a symbolic link, which this store never follows`.
+    #[error("{path} passes through a symbolic link, which the store never follows")]
+    SymbolicLink {
+        /// The path the caller gave (the link may be one of its ancestors).
+        path: MemoryPath,
+    },
     /// The backend cannot do this at all.
     #[error("{operation} is not supported by {backend}")]
     Unsupported {

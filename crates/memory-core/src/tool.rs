@@ -86,6 +86,12 @@ impl<S: Storage> MemoryTool<S> {
             tracing::debug!(storage = %self.storage, command, path = %refused, reason, "storage refused the change");
             return ToolOutput::error(format!("Error: Cannot change {refused}: {reason}"));
         }
+        if let Error::SymbolicLink { path: linked } = err {
+            tracing::debug!(storage = %self.storage, command, path = %linked, "the path passes through a symbolic link");
+            return ToolOutput::error(format!(
+                "Error: Path {linked} would escape /memories directory: it passes through a symbolic link, which this store never follows"
+            ));
+        }
         tracing::error!(
             storage = %self.storage,
             command,
