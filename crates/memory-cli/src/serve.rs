@@ -4,6 +4,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use memory_server::{ApiKeys, ServerConfig};
 use memory_store::{MemoryStores, SqlitePersistence, StoreOptions};
@@ -24,8 +25,15 @@ address may be used. With it, each request needs `x-api-key: <secret>` (or
 `Authorization: Bearer <secret>`) from the file, one `apikey_<id> <secret>` per line, and
 every write is recorded as that key's api_actor.
 
+Connections are bounded: one that sends no complete request head within
+--header-read-timeout (counted from when it opens and from each response, so it also bounds
+idle keep-alive connections), or sends and reads nothing for --idle-timeout, is closed; at
+most --max-connections are open at once (by default the descriptor limit less a reserve),
+further clients wait in the listen backlog.
+
 The first line on standard output is `memory serve: listening on http://ADDR` (with the real
-port when --listen asks for port 0). SIGTERM or Ctrl-C stops it after the requests in flight.";
+port when --listen asks for port 0). SIGTERM or Ctrl-C stops it: it stops accepting, lets
+the requests in flight finish and exits, at the latest after --shutdown-timeout.";
 
 /// Arguments of `memory serve`.
 #[derive(Debug, clap::Args)]
@@ -55,6 +63,42 @@ pub(crate) struct ServeArgs {
     /// Most memories one store may hold.
     #[arg(long, default_value_t = memory_store::DEFAULT_MAX_MEMORIES_PER_STORE, value_name = "N")]
     max_memories_per_store: u64,
+
+    /// Time a connection has to send a complete request head (e.g. 10s, 500ms).
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    header_read_timeout: Duration,
+
+    /// Time a connection may send and read nothing while a request is read or answered.
+    #[arg(long, default_value = "30s", value_parser = parse_duration, value_name = "DURATION")]
+    idle_timeout: Duration,
+
+    /// Most connections open at once (default: the descriptor limit less a reserve).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    max_connections: Option<u32>,
+
+    /// After SIGTERM, how long requests in flight may take before every connection is closed.
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    shutdown_timeout: Duration,
+}
+
+/// A duration: a number with `ms`, `s` or `m` (`250ms`, `10s`, `2m`).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("`{text}` is not a duration like 250ms, 10s or 2m");
+    let (number, unit) = text
+        .find(|c: char| !c.is_ascii_digit())
+        .map(|i| text.split_at(i))
+        .ok_or_else(bad)?;
+    let n: u64 = number.parse().map_err(|_| bad())?;
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.checked_mul(60).ok_or_else(bad)?),
+        _ => return Err(bad()),
+    };
+    if d.is_zero() {
+        return Err(format!("`{text}` must be longer than zero"));
+    }
+    Ok(d)
 }
 
 /// Runs the server until SIGTERM or SIGINT. Exit 0 after a clean shutdown, 2 when it cannot
@@ -70,7 +114,12 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
             }
         },
     };
-    let config = ServerConfig::default().api_keys(keys);
+    let config = ServerConfig::default()
+        .api_keys(keys)
+        .header_read_timeout(args.header_read_timeout)
+        .idle_timeout(args.idle_timeout)
+        .max_connections(args.max_connections.map(|n| n as usize))
+        .shutdown_timeout(args.shutdown_timeout);
     if let Err(e) = config.check_listen(args.listen) {
         eprintln!("memory serve: {e}");
         return ExitCode::from(2);

@@ -1,6 +1,7 @@
 //! The routes, handlers, request parsing and the error envelope.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -22,6 +23,18 @@ use crate::ApiKeys;
 /// character JSON-escaped as `\uXXXX`).
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 
+/// Default of [`ServerConfig::header_read_timeout`]: 10 seconds.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Default of [`ServerConfig::idle_timeout`]: 30 seconds.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default of [`ServerConfig::body_timeout`]: 30 seconds.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default of [`ServerConfig::shutdown_timeout`]: 10 seconds.
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How the server behaves.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -30,6 +43,22 @@ pub struct ServerConfig {
     pub api_keys: Option<ApiKeys>,
     /// Largest request body in bytes; a larger one gets 413.
     pub body_limit: usize,
+    /// How long a connection may take to send a complete request head, counted from when the
+    /// server starts waiting for it: when the connection opens, and after each response (so
+    /// it is also how long an idle keep-alive connection stays open). Then it is closed.
+    pub header_read_timeout: Duration,
+    /// How long a connection may go without a byte read or written while a request is read
+    /// or answered (a stalled body, a client that stops reading). Then it is closed.
+    pub idle_timeout: Duration,
+    /// How long a request body may take to arrive in full; a slower one gets 408.
+    pub body_timeout: Duration,
+    /// Most connections open at once; further clients wait in the listen backlog until one
+    /// closes. `None`: [`default_max_connections`](crate::default_max_connections), below
+    /// the descriptor limit.
+    pub max_connections: Option<usize>,
+    /// After the shutdown signal, how long requests in flight may take to finish; then every
+    /// connection still open is closed and [`serve`](crate::serve) returns.
+    pub shutdown_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -37,6 +66,11 @@ impl Default for ServerConfig {
         ServerConfig {
             api_keys: None,
             body_limit: DEFAULT_BODY_LIMIT,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_connections: None,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
         }
     }
 }
@@ -52,6 +86,47 @@ impl ServerConfig {
     pub fn body_limit(mut self, limit: usize) -> Self {
         self.body_limit = limit;
         self
+    }
+
+    /// Sets [`header_read_timeout`](Self::header_read_timeout).
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Sets [`idle_timeout`](Self::idle_timeout).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// Sets [`body_timeout`](Self::body_timeout).
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// Sets [`max_connections`](Self::max_connections).
+    pub fn max_connections(mut self, max: Option<usize>) -> Self {
+        self.max_connections = max;
+        self
+    }
+
+    /// Sets [`shutdown_timeout`](Self::shutdown_timeout).
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    pub(crate) fn limits(&self) -> crate::conn::Limits {
+        crate::conn::Limits {
+            header_read_timeout: self.header_read_timeout,
+            idle_timeout: self.idle_timeout,
+            max_connections: self
+                .max_connections
+                .unwrap_or_else(crate::default_max_connections),
+            shutdown_timeout: self.shutdown_timeout,
+        }
     }
 
     /// Refuses a non-loopback `addr` when there are no API keys: without keys anyone who can
@@ -333,9 +408,18 @@ async fn call(app: &App, query: Option<String>, request: Request) -> Call {
         .as_deref()
         .and_then(|q| serde_urlencoded::from_str::<Vec<(String, String)>>(q).ok())
         .unwrap_or_default();
-    let body = match axum::body::to_bytes(request.into_body(), app.config.body_limit).await {
-        Ok(bytes) => Ok(bytes),
+    let read = axum::body::to_bytes(request.into_body(), app.config.body_limit);
+    let body = match tokio::time::timeout(app.config.body_timeout, read).await {
+        Ok(Ok(bytes)) => Ok(bytes),
         Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "invalid_request_error",
+            format!(
+                "the request body did not arrive within {} seconds",
+                app.config.body_timeout.as_secs_f64()
+            ),
+        )),
+        Ok(Err(_)) => Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "invalid_request_error",
             format!(

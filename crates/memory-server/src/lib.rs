@@ -5,24 +5,36 @@
 
 mod api;
 mod auth;
+mod conn;
 
 use std::future::Future;
 
-pub use api::{DEFAULT_BODY_LIMIT, ServerConfig, router};
+pub use api::{
+    DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_SHUTDOWN_TIMEOUT, ServerConfig, router,
+};
 pub use auth::{ApiKeys, ApiKeysError};
+pub use conn::{DESCRIPTOR_HEADROOM, MAX_DEFAULT_CONNECTIONS, default_max_connections};
 use memory_store::MemoryStores;
 
-/// Serves `engine` on `listener` until `shutdown` completes, then finishes the requests in
-/// flight and returns.
+/// Serves `engine` on `listener` until `shutdown` completes, then stops accepting, lets the
+/// requests in flight finish and returns, at the latest after
+/// [`ServerConfig::shutdown_timeout`] (connections still open then are closed).
+///
+/// Connections are bounded in number ([`ServerConfig::max_connections`]) and in time: one that
+/// sends no complete request head within [`ServerConfig::header_read_timeout`], or stalls for
+/// [`ServerConfig::idle_timeout`], is closed, before any authentication.
+///
+/// # Errors
+/// None today: failed accepts (out of descriptors, a reset) are logged and retried.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     engine: MemoryStores,
     config: ServerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(engine, config))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = config.limits();
+    conn::run(listener, router(engine, config), limits, shutdown).await
 }
 
 /// Completes on SIGTERM or SIGINT (Ctrl-C); pass it to [`serve`].
