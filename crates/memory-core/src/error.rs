@@ -121,6 +121,44 @@ impl Error {
         }
     }
 
+    /// The same error with every memory path it names passed through `f` (and nothing else
+    /// changed): how a wrapper that shows its inner store at other paths ([`Prefixed`], a
+    /// mount table) reports the inner store's errors at the paths its caller used.
+    ///
+    /// [`Prefixed`]: crate::Prefixed
+    ///
+    /// ```
+    /// use memory_core::{Error, MemoryPath};
+    /// let inner = MemoryPath::parse("/memories/users/alice/a.md").unwrap();
+    /// let e = Error::NotFound { path: inner };
+    /// let e = e.map_paths(|p| p.rebase(&MemoryPath::parse("/memories/users/alice").unwrap(), &MemoryPath::root()).unwrap());
+    /// assert_eq!(e.to_string(), "/memories/a.md does not exist");
+    /// ```
+    #[must_use]
+    pub fn map_paths(self, mut f: impl FnMut(MemoryPath) -> MemoryPath) -> Error {
+        match self {
+            Error::NotFound { path } => Error::NotFound { path: f(path) },
+            Error::AlreadyExists { path } => Error::AlreadyExists { path: f(path) },
+            Error::ParentIsFile { path, parent } => Error::ParentIsFile {
+                path: f(path),
+                parent: f(parent),
+            },
+            Error::Conflict { path } => Error::Conflict { path: f(path) },
+            Error::RenameIntoItself { from, to } => Error::RenameIntoItself {
+                from: f(from),
+                to: f(to),
+            },
+            Error::Refused { path, reason } => Error::Refused {
+                path: f(path),
+                reason,
+            },
+            Error::SymbolicLink { path } => Error::SymbolicLink { path: f(path) },
+            other @ (Error::StoreFull { .. }
+            | Error::Unsupported { .. }
+            | Error::Backend { .. }) => other,
+        }
+    }
+
     /// Whether trying the same operation again may succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(

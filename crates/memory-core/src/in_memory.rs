@@ -47,6 +47,14 @@ impl State {
             .filter(move |(p, _)| p.starts_with(dir) && *p != dir)
     }
 
+    /// What [`Storage::stat`] answers for `path`.
+    fn entry(&self, path: &MemoryPath) -> Option<Entry> {
+        if let Some(stored) = self.files.get(path) {
+            return Some(Entry::File(State::meta(path, stored)));
+        }
+        self.is_dir(path).then_some(Entry::Directory)
+    }
+
     fn is_dir(&self, path: &MemoryPath) -> bool {
         path.is_root() || self.below(path).next().is_some()
     }
@@ -173,11 +181,7 @@ impl Storage for InMemoryStorage {
     }
 
     async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
-        let state = self.lock();
-        if let Some(stored) = state.files.get(path) {
-            return Ok(Some(Entry::File(State::meta(path, stored))));
-        }
-        Ok(state.is_dir(path).then_some(Entry::Directory))
+        Ok(self.lock().entry(path))
     }
 
     async fn write(
@@ -219,29 +223,12 @@ impl Storage for InMemoryStorage {
 
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
         let mut state = self.lock();
-        let sources: Vec<MemoryPath> = if state.files.contains_key(from) {
-            vec![from.clone()]
-        } else {
-            state.below(from).map(|(p, _)| p.clone()).collect()
+        let source =
+            crate::check_rename_preconditions_with(from, to, |path| Ok(state.entry(path)))?;
+        let sources: Vec<MemoryPath> = match source {
+            Entry::File(_) => vec![from.clone()],
+            Entry::Directory => state.below(from).map(|(p, _)| p.clone()).collect(),
         };
-        if sources.is_empty() {
-            return Err(Error::NotFound { path: from.clone() });
-        }
-        if to.starts_with(from) {
-            return Err(Error::RenameIntoItself {
-                from: from.clone(),
-                to: to.clone(),
-            });
-        }
-        if state.files.contains_key(to) || state.is_dir(to) {
-            return Err(Error::AlreadyExists { path: to.clone() });
-        }
-        if let Some(parent) = state.file_ancestor(to) {
-            return Err(Error::ParentIsFile {
-                path: to.clone(),
-                parent,
-            });
-        }
         let mut moves = Vec::with_capacity(sources.len());
         for source in sources {
             let target = source.rebase(from, to).ok_or_else(|| {

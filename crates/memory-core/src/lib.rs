@@ -14,6 +14,7 @@ mod limits;
 pub mod options;
 mod output;
 mod path;
+mod policy;
 mod render;
 mod storage;
 mod tool;
@@ -28,6 +29,10 @@ pub use output::{ToolContent, ToolOutput};
 pub use path::{
     MAX_PATH_BYTES, MAX_SEGMENT_BYTES, MAX_SEGMENTS, MemoryPath, PathError, PathRule, ROOT,
 };
+pub use policy::{Prefixed, ReadOnly, read_only_refusal};
 pub use render::format_size;
-pub use storage::{Entry, FileMeta, Storage, StoredFile, Version, WriteMode, copy_then_delete};
+pub use storage::{
+    Entry, FileMeta, Storage, StoredFile, Version, WriteMode, check_rename_preconditions,
+    check_rename_preconditions_with, copy_then_delete,
+};
 pub use tool::MemoryTool;

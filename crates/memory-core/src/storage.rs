@@ -5,7 +5,9 @@
 //! or a raw string path.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -212,6 +214,91 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
     }
 }
 
+/// Checks a rename's preconditions in the contract's order, returning what is at `from`:
+///
+/// 1. nothing at `from` → [`Error::NotFound`];
+/// 2. `to` at or below `from` → [`Error::RenameIntoItself`];
+/// 3. anything at `to` → [`Error::AlreadyExists`];
+/// 4. an ancestor of `to` that is a file → [`Error::ParentIsFile`] naming `to` and that ancestor.
+///
+/// Every backend's `rename` starts with these checks; this is the one implementation of them
+/// (over [`Storage::stat`]). A backend that checks under its own lock or transaction uses
+/// [`check_rename_preconditions_with`] with its own synchronous lookup.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use memory_core::{check_rename_preconditions, Error, InMemoryStorage, MemoryPath, Storage, WriteMode};
+/// let store = InMemoryStorage::new();
+/// let a = MemoryPath::parse("/memories/a.md").unwrap();
+/// let b = MemoryPath::parse("/memories/b.md").unwrap();
+/// let e = check_rename_preconditions(&store, &a, &b).await.unwrap_err();
+/// assert!(matches!(e, Error::NotFound { .. }));
+/// store.write(&a, b"x".to_vec(), WriteMode::Create).await.unwrap();
+/// assert!(check_rename_preconditions(&store, &a, &b).await.is_ok());
+/// # });
+/// ```
+pub async fn check_rename_preconditions<S: Storage + ?Sized>(
+    storage: &S,
+    from: &MemoryPath,
+    to: &MemoryPath,
+) -> Result<Entry> {
+    rename_preconditions(from, to, |path| async move { storage.stat(&path).await }).await
+}
+
+/// [`check_rename_preconditions`] over a synchronous lookup (what `stat` would answer for a
+/// path), for a backend that must check and move under one lock or in one transaction.
+pub fn check_rename_preconditions_with(
+    from: &MemoryPath,
+    to: &MemoryPath,
+    mut lookup: impl FnMut(&MemoryPath) -> Result<Option<Entry>>,
+) -> Result<Entry> {
+    let check = rename_preconditions(from, to, |path| std::future::ready(lookup(&path)));
+    let mut check = std::pin::pin!(check);
+    // Every lookup is ready, so one poll finishes the check.
+    match check.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(result) => result,
+        Poll::Pending => Err(Error::backend(
+            "rename",
+            "the rename precondition check did not finish on ready lookups",
+        )),
+    }
+}
+
+/// The one place the order of the rename preconditions is written down.
+async fn rename_preconditions<F, Fut>(
+    from: &MemoryPath,
+    to: &MemoryPath,
+    mut stat: F,
+) -> Result<Entry>
+where
+    F: FnMut(MemoryPath) -> Fut,
+    Fut: Future<Output = Result<Option<Entry>>>,
+{
+    let Some(source) = stat(from.clone()).await? else {
+        return Err(Error::NotFound { path: from.clone() });
+    };
+    if to.starts_with(from) {
+        return Err(Error::RenameIntoItself {
+            from: from.clone(),
+            to: to.clone(),
+        });
+    }
+    if stat(to.clone()).await?.is_some() {
+        return Err(Error::AlreadyExists { path: to.clone() });
+    }
+    // Name the ancestor of `to` that is a file, as the write of a file below `to` would name
+    // `to` itself instead.
+    for ancestor in to.ancestors() {
+        if let Some(Entry::File(_)) = stat(ancestor.clone()).await? {
+            return Err(Error::ParentIsFile {
+                path: to.clone(),
+                parent: ancestor,
+            });
+        }
+    }
+    Ok(source)
+}
+
 /// The generic rename behind [`Storage::rename`]'s provided method: copy every file with
 /// create-if-absent, then delete the sources. Public so that backends which override `rename`
 /// for some cases can fall back to it for others.
@@ -220,32 +307,10 @@ pub async fn copy_then_delete<S: Storage + ?Sized>(
     from: &MemoryPath,
     to: &MemoryPath,
 ) -> Result<()> {
-    let files = match storage.stat(from).await? {
-        None => {
-            return Err(Error::NotFound { path: from.clone() });
-        }
-        Some(Entry::File(meta)) => vec![meta],
-        Some(Entry::Directory) => storage.list(from).await?,
+    let files = match check_rename_preconditions(storage, from, to).await? {
+        Entry::File(meta) => vec![meta],
+        Entry::Directory => storage.list(from).await?,
     };
-    if to.starts_with(from) {
-        return Err(Error::RenameIntoItself {
-            from: from.clone(),
-            to: to.clone(),
-        });
-    }
-    if storage.stat(to).await?.is_some() {
-        return Err(Error::AlreadyExists { path: to.clone() });
-    }
-    // Name the ancestor of `to` that is a file, as the write of a file below `to` would name
-    // `to` itself instead.
-    for ancestor in to.ancestors() {
-        if let Some(Entry::File(_)) = storage.stat(&ancestor).await? {
-            return Err(Error::ParentIsFile {
-                path: to.clone(),
-                parent: ancestor,
-            });
-        }
-    }
     let mut moves = Vec::with_capacity(files.len());
     for meta in files {
         let target = meta.path.rebase(from, to).ok_or_else(|| {

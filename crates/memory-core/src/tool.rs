@@ -598,60 +598,15 @@ mod tests {
         assert_eq!(file.contents, b"top\none\ntwo\n");
     }
 
-    /// Reads go through; every change is refused the way a read-only mount refuses it.
-    #[derive(Debug, Default)]
-    struct Refusing(InMemoryStorage);
-
-    impl fmt::Display for Refusing {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "Refusing({})", self.0)
-        }
-    }
-
-    fn refusal(path: &MemoryPath) -> Error {
-        Error::Refused {
-            path: path.clone(),
-            reason: "/memories is mounted read-only".to_owned(),
-        }
-    }
-
-    #[async_trait]
-    impl Storage for Refusing {
-        async fn read(&self, path: &MemoryPath) -> crate::Result<crate::StoredFile> {
-            self.0.read(path).await
-        }
-        async fn stat(&self, path: &MemoryPath) -> crate::Result<Option<Entry>> {
-            self.0.stat(path).await
-        }
-        async fn write(
-            &self,
-            path: &MemoryPath,
-            _contents: Vec<u8>,
-            _mode: WriteMode,
-        ) -> crate::Result<crate::Version> {
-            Err(refusal(path))
-        }
-        async fn delete(&self, path: &MemoryPath) -> crate::Result<()> {
-            Err(refusal(path))
-        }
-        async fn list(&self, dir: &MemoryPath) -> crate::Result<Vec<crate::FileMeta>> {
-            self.0.list(dir).await
-        }
-        async fn rename(&self, from: &MemoryPath, _to: &MemoryPath) -> crate::Result<()> {
-            Err(refusal(from))
-        }
-    }
-
     #[tokio::test]
     async fn refusals_show_their_reason_and_change_nothing() {
-        let store = Refusing::default();
+        let inner = InMemoryStorage::new();
         let path = MemoryPath::parse("/memories/a.md").unwrap();
-        store
-            .0
+        inner
             .write(&path, b"one\ntwo\n".to_vec(), WriteMode::Create)
             .await
             .unwrap();
-        let tool = MemoryTool::new(store);
+        let tool = MemoryTool::new(crate::ReadOnly::new(inner));
         let cases = [
             (
                 json!({"command": "create", "path": "/memories/new.md", "file_text": "x"}),
@@ -679,17 +634,19 @@ mod tests {
             assert!(out.is_error, "{input}");
             assert_eq!(
                 out.text(),
-                Some(
-                    format!("Error: Cannot change {shown}: /memories is mounted read-only")
-                        .as_str()
-                ),
+                Some(format!("Error: Cannot change {shown}: /memories is read-only").as_str()),
                 "{input}"
             );
         }
-        let files = tool.storage().0.list(&MemoryPath::root()).await.unwrap();
+        let files = tool
+            .storage()
+            .inner()
+            .list(&MemoryPath::root())
+            .await
+            .unwrap();
         assert_eq!(files.len(), 1);
         assert_eq!(
-            tool.storage().0.read(&path).await.unwrap().contents,
+            tool.storage().inner().read(&path).await.unwrap().contents,
             b"one\ntwo\n"
         );
     }

@@ -1,0 +1,910 @@
+//! Policies as wrappers: [`ReadOnly`] refuses every change, [`Prefixed`] shows a sub-tree of
+//! its inner store as a whole store.
+//!
+//! Both are generic over `S: Storage`, forward every method explicitly (the
+//! `clippy::missing_trait_methods` lint keeps them honest) and show the stack in `Display`,
+//! e.g. `ReadOnly(Prefixed(/memories/team, InMemory))`.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+use async_trait::async_trait;
+
+use crate::{
+    Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
+    WriteMode,
+};
+
+/// A store whose content can be read but never changed.
+///
+/// Reads (`read`, `stat`, `list`, `file_count`) go to the inner store. Every change (`write`,
+/// `delete`, `rename`, `create_within`) is refused, before it reaches the inner store, with
+/// [`Error::Refused`] naming the path that was to change and one fixed reason:
+/// `{root} is read-only`, where `root` is `/memories` ([`ReadOnly::new`]) or the folder the
+/// store is seen at ([`ReadOnly::at`], e.g. a mount). [`MemoryTool`](crate::MemoryTool) shows
+/// it to the model as `Error: Cannot change {path}: {root} is read-only`.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use memory_core::{InMemoryStorage, MemoryHandler, MemoryTool, ReadOnly};
+/// use serde_json::json;
+///
+/// let tool = MemoryTool::new(ReadOnly::new(InMemoryStorage::new()));
+/// let out = tool
+///     .execute(&json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}))
+///     .await;
+/// assert_eq!(out.text(), Some("Error: Cannot change /memories/a.md: /memories is read-only"));
+/// assert_eq!(tool.storage().to_string(), "ReadOnly(InMemory)");
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct ReadOnly<S> {
+    inner: S,
+    root: MemoryPath,
+}
+
+impl<S> ReadOnly<S> {
+    /// `inner`, read-only; refusals name `/memories` as the read-only folder.
+    pub fn new(inner: S) -> Self {
+        ReadOnly {
+            inner,
+            root: MemoryPath::root(),
+        }
+    }
+
+    /// `inner`, read-only, as seen at `root` (a mount's folder): refusals name `root` as the
+    /// read-only folder. The paths of the refusals are those the wrapper was called with.
+    pub fn at(inner: S, root: MemoryPath) -> Self {
+        ReadOnly { inner, root }
+    }
+
+    /// The folder refusals name.
+    pub fn root(&self) -> &MemoryPath {
+        &self.root
+    }
+
+    /// The refusal this wrapper answers a change of `path` with.
+    pub fn refusal(&self, path: &MemoryPath) -> Error {
+        read_only_refusal(&self.root, path)
+    }
+
+    /// The inner store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Unwraps the inner store.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+/// The one read-only refusal: a change of `path` refused because `root` is read-only
+/// (`Error::Refused` with the reason `{root} is read-only`).
+///
+/// ```
+/// use memory_core::{read_only_refusal, MemoryPath};
+/// let root = MemoryPath::parse("/memories/handbook").unwrap();
+/// let path = MemoryPath::parse("/memories/handbook/a.md").unwrap();
+/// assert_eq!(
+///     read_only_refusal(&root, &path).to_string(),
+///     "cannot change /memories/handbook/a.md: /memories/handbook is read-only"
+/// );
+/// ```
+pub fn read_only_refusal(root: &MemoryPath, path: &MemoryPath) -> Error {
+    Error::Refused {
+        path: path.clone(),
+        reason: format!("{root} is read-only"),
+    }
+}
+
+impl<S: fmt::Display> fmt::Display for ReadOnly<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ReadOnly({})", self.inner)
+    }
+}
+
+#[async_trait]
+#[deny(clippy::missing_trait_methods)]
+impl<S: Storage> Storage for ReadOnly<S> {
+    async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+        self.inner.read(path).await
+    }
+
+    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+        self.inner.stat(path).await
+    }
+
+    async fn write(
+        &self,
+        path: &MemoryPath,
+        _contents: Vec<u8>,
+        _mode: WriteMode,
+    ) -> Result<Version> {
+        Err(self.refusal(path))
+    }
+
+    async fn delete(&self, path: &MemoryPath) -> Result<()> {
+        Err(self.refusal(path))
+    }
+
+    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        self.inner.list(dir).await
+    }
+
+    async fn rename(&self, from: &MemoryPath, _to: &MemoryPath) -> Result<()> {
+        Err(self.refusal(from))
+    }
+
+    async fn file_count(&self) -> Result<usize> {
+        self.inner.file_count().await
+    }
+
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        _contents: Vec<u8>,
+        _max_files: usize,
+    ) -> Result<Version> {
+        Err(self.refusal(path))
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+}
+
+/// The sub-tree `prefix` of an inner store, seen as a whole store: `/memories/x` of this
+/// store is `prefix/x` of the inner one (in the manner of object_store's `PrefixStore`).
+///
+/// - Errors of the inner store name the paths this store was called with.
+/// - `/memories` of this store always exists, cannot be read or written, and deleting it
+///   deletes every file below `prefix` (only those).
+/// - [`capabilities`](Storage::capabilities) are the inner store's with `prefix`'s depth and
+///   length taken off the path limits; a path that would exceed the inner store's limits once
+///   prefixed is [`Error::Refused`] ("paths here may be at most N bytes and M levels deep").
+/// - [`file_count`](Storage::file_count) counts the files below `prefix`, and
+///   [`create_within`](Storage::create_within) limits that count. It is exact for every task
+///   that goes through this one `Prefixed` (creates are checked and made one at a time); other
+///   writers of the same sub-tree (another process, another wrapper) can race it. With the
+///   root as prefix, both go straight to the inner store's exact methods.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use std::sync::Arc;
+/// use memory_core::{InMemoryStorage, MemoryPath, Prefixed, Storage, WriteMode};
+///
+/// let shared = Arc::new(InMemoryStorage::new());
+/// let alice = Prefixed::new(shared.clone(), MemoryPath::parse("/memories/users/alice").unwrap());
+/// let a = MemoryPath::parse("/memories/a.md").unwrap();
+/// alice.write(&a, b"hi".to_vec(), WriteMode::Create).await.unwrap();
+/// let inner = MemoryPath::parse("/memories/users/alice/a.md").unwrap();
+/// assert_eq!(shared.read(&inner).await.unwrap().contents, b"hi");
+/// assert_eq!(alice.to_string(), "Prefixed(/memories/users/alice, InMemory)");
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct Prefixed<S> {
+    inner: S,
+    prefix: MemoryPath,
+    creates: CreateLock,
+}
+
+impl<S> Prefixed<S> {
+    /// The sub-tree `prefix` of `inner` as a store of its own.
+    pub fn new(inner: S, prefix: MemoryPath) -> Self {
+        Prefixed {
+            inner,
+            prefix,
+            creates: CreateLock::default(),
+        }
+    }
+
+    /// Where this store lies in the inner one.
+    pub fn prefix(&self) -> &MemoryPath {
+        &self.prefix
+    }
+
+    /// The inner store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Unwraps the inner store.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S: Storage> Prefixed<S> {
+    /// A path of this store as the inner store's path.
+    fn down(&self, path: &MemoryPath) -> Result<MemoryPath> {
+        path.rebase(&MemoryPath::root(), &self.prefix)
+            .ok_or_else(|| {
+                let caps = self.capabilities();
+                Error::Refused {
+                    path: path.clone(),
+                    reason: format!(
+                        "paths here may be at most {} bytes and {} levels deep",
+                        caps.max_path_bytes, caps.max_depth
+                    ),
+                }
+            })
+    }
+
+    /// An inner path as this store's path, or `None` outside `prefix`.
+    fn up(&self, path: &MemoryPath) -> Option<MemoryPath> {
+        path.rebase(&self.prefix, &MemoryPath::root())
+    }
+
+    /// An error of the inner store with this store's paths. One that names a path outside
+    /// `prefix` (a file of the inner store above the prefix) cannot be shown in this store's
+    /// terms and becomes a backend failure, for the log.
+    fn up_error(&self, e: Error) -> Error {
+        let mut outside = None;
+        if let Error::ParentIsFile { parent, .. } = &e
+            && *parent == self.prefix
+        {
+            // A file exactly at the prefix is not part of this store.
+            outside = Some(parent.clone());
+        }
+        let mapped = e.map_paths(|p| match self.up(&p) {
+            Some(up) => up,
+            None => {
+                outside.get_or_insert(p);
+                MemoryPath::root()
+            }
+        });
+        match outside {
+            None => mapped,
+            Some(p) => Error::backend(
+                "Prefixed",
+                format!(
+                    "{} of {} lies outside {}: {mapped}",
+                    p, self.inner, self.prefix
+                ),
+            ),
+        }
+    }
+
+    fn up_meta(&self, mut meta: FileMeta) -> Result<FileMeta> {
+        meta.path = self.up(&meta.path).ok_or_else(|| {
+            Error::backend(
+                "Prefixed",
+                format!(
+                    "{} listed {} outside {}",
+                    self.inner, meta.path, self.prefix
+                ),
+            )
+        })?;
+        Ok(meta)
+    }
+}
+
+impl<S: fmt::Display> fmt::Display for Prefixed<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Prefixed({}, {})", self.prefix, self.inner)
+    }
+}
+
+#[async_trait]
+#[deny(clippy::missing_trait_methods)]
+impl<S: Storage> Storage for Prefixed<S> {
+    async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+        if path.is_root() {
+            return Err(Error::NotFound { path: path.clone() });
+        }
+        let inner = self.down(path)?;
+        self.inner.read(&inner).await.map_err(|e| self.up_error(e))
+    }
+
+    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+        if path.is_root() {
+            return Ok(Some(Entry::Directory));
+        }
+        let Ok(inner) = self.down(path) else {
+            // Too long to exist in the inner store.
+            return Ok(None);
+        };
+        match self.inner.stat(&inner).await {
+            Ok(Some(Entry::File(meta))) => Ok(Some(Entry::File(self.up_meta(meta)?))),
+            Ok(other) => Ok(other),
+            Err(e) => Err(self.up_error(e)),
+        }
+    }
+
+    async fn write(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        mode: WriteMode,
+    ) -> Result<Version> {
+        if path.is_root() {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        }
+        let inner = self.down(path)?;
+        self.inner
+            .write(&inner, contents, mode)
+            .await
+            .map_err(|e| self.up_error(e))
+    }
+
+    async fn delete(&self, path: &MemoryPath) -> Result<()> {
+        let inner = self.down(path)?;
+        if path.is_root() {
+            // Every file below the prefix; the prefix itself is never a file of this store.
+            return match self.inner.stat(&inner).await {
+                Ok(Some(Entry::Directory)) => match self.inner.delete(&inner).await {
+                    Ok(()) | Err(Error::NotFound { .. }) => Ok(()),
+                    Err(e) => Err(self.up_error(e)),
+                },
+                Ok(_) => Ok(()),
+                Err(e) => Err(self.up_error(e)),
+            };
+        }
+        self.inner
+            .delete(&inner)
+            .await
+            .map_err(|e| self.up_error(e))
+    }
+
+    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        let Ok(inner) = self.down(dir) else {
+            return Ok(Vec::new());
+        };
+        let files = self
+            .inner
+            .list(&inner)
+            .await
+            .map_err(|e| self.up_error(e))?;
+        files.into_iter().map(|meta| self.up_meta(meta)).collect()
+    }
+
+    async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        let inner_from = self.down(from)?;
+        let inner_to = self.down(to)?;
+        self.inner
+            .rename(&inner_from, &inner_to)
+            .await
+            .map_err(|e| self.up_error(e))
+    }
+
+    async fn file_count(&self) -> Result<usize> {
+        if self.prefix.is_root() {
+            return self.inner.file_count().await;
+        }
+        Ok(self.list(&MemoryPath::root()).await?.len())
+    }
+
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        if path.is_root() {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        }
+        let inner = self.down(path)?;
+        if self.prefix.is_root() {
+            return self
+                .inner
+                .create_within(&inner, contents, max_files)
+                .await
+                .map_err(|e| self.up_error(e));
+        }
+        // Count and create one at a time, so that creates through this wrapper never race
+        // each other past the limit.
+        let _turn = self.creates.acquire().await;
+        if self.file_count().await? >= max_files {
+            return Err(match self.stat(path).await? {
+                Some(_) => Error::AlreadyExists { path: path.clone() },
+                None => Error::StoreFull { max_files },
+            });
+        }
+        self.inner
+            .write(&inner, contents, WriteMode::Create)
+            .await
+            .map_err(|e| self.up_error(e))
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        let inner = self.inner.capabilities();
+        let depth = self.prefix.segments().count();
+        let bytes = self.prefix.as_str().len() - MemoryPath::root().as_str().len();
+        Capabilities {
+            max_depth: inner.max_depth.saturating_sub(depth),
+            max_path_bytes: inner.max_path_bytes.saturating_sub(bytes),
+            ..inner
+        }
+    }
+}
+
+/// A lock that an async task can wait for without blocking its thread (memory-core depends on
+/// no runtime): one holder at a time, every waiter woken when it is released.
+#[derive(Debug, Default)]
+struct CreateLock {
+    state: Mutex<LockState>,
+}
+
+#[derive(Debug, Default)]
+struct LockState {
+    held: bool,
+    waiters: Vec<Waker>,
+}
+
+impl CreateLock {
+    fn state(&self) -> MutexGuard<'_, LockState> {
+        // Two plain fields updated in single steps: a panic elsewhere cannot leave them torn.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn acquire(&self) -> Acquire<'_> {
+        Acquire(self)
+    }
+}
+
+/// The future of [`CreateLock::acquire`].
+struct Acquire<'a>(&'a CreateLock);
+
+impl<'a> Future for Acquire<'a> {
+    type Output = Turn<'a>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Turn<'a>> {
+        let lock = self.0;
+        let mut state = lock.state();
+        if !state.held {
+            state.held = true;
+            return Poll::Ready(Turn(lock));
+        }
+        if !state.waiters.iter().any(|w| w.will_wake(cx.waker())) {
+            state.waiters.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+/// Holding the [`CreateLock`]; released on drop.
+struct Turn<'a>(&'a CreateLock);
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let waiters = {
+            let mut state = self.0.state();
+            state.held = false;
+            std::mem::take(&mut state.waiters)
+        };
+        // Waking all (not one) means a waiter that was cancelled cannot strand the others.
+        for waker in waiters {
+            waker.wake();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::conformance::faults::{Op, Recording};
+    use crate::{InMemoryStorage, MemoryHandler, MemoryTool};
+
+    fn p(raw: &str) -> MemoryPath {
+        MemoryPath::parse(raw).unwrap()
+    }
+
+    async fn seeded() -> Arc<Recording<InMemoryStorage>> {
+        let store = Arc::new(Recording::new(InMemoryStorage::new()));
+        store
+            .write(
+                &p("/memories/a.md"),
+                b"one\ntwo\n".to_vec(),
+                WriteMode::Create,
+            )
+            .await
+            .unwrap();
+        store
+            .write(&p("/memories/d/b.md"), b"b".to_vec(), WriteMode::Create)
+            .await
+            .unwrap();
+        store.take();
+        store
+    }
+
+    #[tokio::test]
+    async fn read_only_refuses_every_change_before_the_inner_store() {
+        let inner = seeded().await;
+        let tool = MemoryTool::new(ReadOnly::at(inner.clone(), p("/memories/handbook")));
+        let cases = [
+            (
+                json!({"command": "create", "path": "/memories/new.md", "file_text": "x"}),
+                "/memories/new.md",
+            ),
+            (
+                json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}),
+                "/memories/a.md",
+            ),
+            (
+                json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "one", "new_str": "1"}),
+                "/memories/a.md",
+            ),
+            (
+                json!({"command": "insert", "path": "/memories/a.md", "insert_line": 0, "insert_text": "top"}),
+                "/memories/a.md",
+            ),
+            (
+                json!({"command": "delete", "path": "/memories/d"}),
+                "/memories/d",
+            ),
+            (
+                json!({"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/c.md"}),
+                "/memories/a.md",
+            ),
+        ];
+        for (input, shown) in cases {
+            let out = tool.execute(&input).await;
+            assert!(out.is_error, "{input}");
+            assert_eq!(
+                out.text().unwrap(),
+                format!("Error: Cannot change {shown}: /memories/handbook is read-only"),
+                "{input}"
+            );
+        }
+        assert!(
+            inner.ops().iter().all(|op| !op.is_mutation()),
+            "no change reached the inner store: {:?}",
+            inner.ops()
+        );
+        assert_eq!(inner.inner().file_count().await.unwrap(), 2);
+        assert_eq!(
+            inner
+                .inner()
+                .read(&p("/memories/a.md"))
+                .await
+                .unwrap()
+                .contents,
+            b"one\ntwo\n"
+        );
+        let out = tool
+            .execute(&json!({"command": "view", "path": "/memories/a.md"}))
+            .await;
+        assert!(!out.is_error);
+        assert_eq!(tool.storage().to_string(), "ReadOnly(Recording(InMemory))");
+        let e = tool
+            .storage()
+            .write(&p("/memories/x"), Vec::new(), WriteMode::Overwrite)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::Refused { path, reason } if path.as_str() == "/memories/x" && reason == "/memories/handbook is read-only"),
+            "{e:?}"
+        );
+        assert_eq!(tool.storage().capabilities(), Capabilities::FULL);
+    }
+
+    #[tokio::test]
+    async fn read_only_reads_through() {
+        let inner = seeded().await;
+        let store = ReadOnly::new(inner.clone());
+        assert_eq!(
+            store.read(&p("/memories/a.md")).await.unwrap().contents,
+            b"one\ntwo\n"
+        );
+        assert!(matches!(
+            store.stat(&p("/memories/d")).await.unwrap(),
+            Some(Entry::Directory)
+        ));
+        assert_eq!(store.list(&MemoryPath::root()).await.unwrap().len(), 2);
+        assert_eq!(store.file_count().await.unwrap(), 2);
+        assert_eq!(inner.ops(), [Op::Read, Op::Stat, Op::List, Op::FileCount]);
+        assert_eq!(store.root(), &MemoryPath::root());
+    }
+
+    /// Reads through a `ReadOnly`, writes beside it to the same inner store: the suite then
+    /// checks every read-side method of `ReadOnly` (and that refusals are the only change).
+    #[derive(Debug)]
+    struct ReadsThroughReadOnly {
+        reads: ReadOnly<Arc<InMemoryStorage>>,
+        writes: Arc<InMemoryStorage>,
+    }
+
+    impl fmt::Display for ReadsThroughReadOnly {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "ReadsThrough({})", self.reads)
+        }
+    }
+
+    #[async_trait]
+    #[deny(clippy::missing_trait_methods)]
+    impl Storage for ReadsThroughReadOnly {
+        async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+            self.reads.read(path).await
+        }
+        async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+            self.reads.stat(path).await
+        }
+        async fn write(
+            &self,
+            path: &MemoryPath,
+            contents: Vec<u8>,
+            mode: WriteMode,
+        ) -> Result<Version> {
+            let refused = self.reads.write(path, contents.clone(), mode.clone()).await;
+            assert!(matches!(refused, Err(Error::Refused { .. })), "{refused:?}");
+            self.writes.write(path, contents, mode).await
+        }
+        async fn delete(&self, path: &MemoryPath) -> Result<()> {
+            assert!(matches!(
+                self.reads.delete(path).await,
+                Err(Error::Refused { .. })
+            ));
+            self.writes.delete(path).await
+        }
+        async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+            self.reads.list(dir).await
+        }
+        async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+            assert!(matches!(
+                self.reads.rename(from, to).await,
+                Err(Error::Refused { .. })
+            ));
+            self.writes.rename(from, to).await
+        }
+        async fn file_count(&self) -> Result<usize> {
+            self.reads.file_count().await
+        }
+        async fn create_within(
+            &self,
+            path: &MemoryPath,
+            contents: Vec<u8>,
+            max_files: usize,
+        ) -> Result<Version> {
+            let refused = self
+                .reads
+                .create_within(path, contents.clone(), max_files)
+                .await;
+            assert!(matches!(refused, Err(Error::Refused { .. })), "{refused:?}");
+            self.writes.create_within(path, contents, max_files).await
+        }
+        fn capabilities(&self) -> Capabilities {
+            self.reads.capabilities()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn read_only_conforms_on_the_read_side() {
+        let inner = Arc::new(InMemoryStorage::new());
+        let store = Arc::new(ReadsThroughReadOnly {
+            reads: ReadOnly::new(inner.clone()),
+            writes: inner,
+        });
+        crate::conformance::run_all(store).await;
+    }
+
+    fn alice(inner: Arc<Recording<InMemoryStorage>>) -> Prefixed<Arc<Recording<InMemoryStorage>>> {
+        Prefixed::new(inner, p("/memories/users/alice"))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn prefixed_conforms() {
+        let inner = Arc::new(Recording::new(InMemoryStorage::new()));
+        // A neighbour outside the prefix that the view must never see or touch.
+        inner
+            .write(
+                &p("/memories/users/bob/keep.md"),
+                b"bob".to_vec(),
+                WriteMode::Create,
+            )
+            .await
+            .unwrap();
+        let view = Arc::new(alice(inner.clone()));
+        crate::conformance::run_all(view.clone()).await;
+        let left = inner.inner().list(&MemoryPath::root()).await.unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].path.as_str(), "/memories/users/bob/keep.md");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn prefixed_at_root_conforms() {
+        let view = Arc::new(Prefixed::new(InMemoryStorage::new(), MemoryPath::root()));
+        crate::conformance::run_all(view).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn read_only_over_prefixed_reads_conform() {
+        // The read-only stack still passes the read checks of the golden view lines.
+        let view = ReadOnly::new(Prefixed::new(InMemoryStorage::new(), p("/memories/x")));
+        assert_eq!(
+            view.to_string(),
+            "ReadOnly(Prefixed(/memories/x, InMemory))"
+        );
+        assert!(view.list(&MemoryPath::root()).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn prefixed_maps_paths_both_ways() {
+        let inner = Arc::new(Recording::new(InMemoryStorage::new()));
+        let view = alice(inner.clone());
+        view.write(&p("/memories/notes/a.md"), b"a".to_vec(), WriteMode::Create)
+            .await
+            .unwrap();
+        assert_eq!(
+            inner
+                .inner()
+                .read(&p("/memories/users/alice/notes/a.md"))
+                .await
+                .unwrap()
+                .contents,
+            b"a"
+        );
+        let listed = view.list(&MemoryPath::root()).await.unwrap();
+        assert_eq!(listed[0].path.as_str(), "/memories/notes/a.md");
+        let e = view.read(&p("/memories/missing")).await.unwrap_err();
+        assert!(
+            matches!(&e, Error::NotFound { path } if path.as_str() == "/memories/missing"),
+            "{e:?}"
+        );
+        let e = view
+            .write(&p("/memories/notes/a.md/x"), Vec::new(), WriteMode::Create)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::ParentIsFile { path, parent } if path.as_str() == "/memories/notes/a.md/x" && parent.as_str() == "/memories/notes/a.md"),
+            "{e:?}"
+        );
+        let e = view
+            .rename(&p("/memories/notes"), &p("/memories/notes/deeper"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::RenameIntoItself { from, to } if from.as_str() == "/memories/notes" && to.as_str() == "/memories/notes/deeper"),
+            "{e:?}"
+        );
+        // What the inner store was asked: only paths below the prefix.
+        for call in inner.calls() {
+            assert!(call.path.starts_with(&p("/memories/users/alice")), "{call}");
+        }
+        // Deleting the view's root deletes only the sub-tree.
+        inner
+            .inner()
+            .write(
+                &p("/memories/users/bob.md"),
+                b"b".to_vec(),
+                WriteMode::Create,
+            )
+            .await
+            .unwrap();
+        view.delete(&MemoryPath::root()).await.unwrap();
+        view.delete(&MemoryPath::root()).await.unwrap();
+        let left = inner.inner().list(&MemoryPath::root()).await.unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].path.as_str(), "/memories/users/bob.md");
+    }
+
+    #[tokio::test]
+    async fn prefixed_root_is_a_directory_never_a_file() {
+        let inner = Arc::new(InMemoryStorage::new());
+        // A file exactly at the prefix is not part of the view.
+        inner
+            .write(
+                &p("/memories/users/alice"),
+                b"x".to_vec(),
+                WriteMode::Create,
+            )
+            .await
+            .unwrap();
+        let view = Prefixed::new(inner.clone(), p("/memories/users/alice"));
+        assert!(matches!(
+            view.stat(&MemoryPath::root()).await.unwrap(),
+            Some(Entry::Directory)
+        ));
+        assert!(matches!(
+            view.read(&MemoryPath::root()).await.unwrap_err(),
+            Error::NotFound { .. }
+        ));
+        assert!(matches!(
+            view.write(&MemoryPath::root(), Vec::new(), WriteMode::Overwrite)
+                .await
+                .unwrap_err(),
+            Error::AlreadyExists { .. }
+        ));
+        view.delete(&MemoryPath::root()).await.unwrap();
+        assert_eq!(
+            inner.file_count().await.unwrap(),
+            1,
+            "the file at the prefix stays"
+        );
+        // Writing below it: the inner store's ancestor file lies outside the view, so the
+        // error is a failure for the log, not a path the model could act on.
+        let e = view
+            .write(&p("/memories/a.md"), Vec::new(), WriteMode::Create)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Backend {
+                    backend: "Prefixed",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn prefixed_path_limits_shrink_by_the_prefix() {
+        let prefix = p("/memories/users/alice");
+        let view = Prefixed::new(InMemoryStorage::new(), prefix);
+        let caps = view.capabilities();
+        assert_eq!(caps.max_depth, crate::MAX_SEGMENTS - 2);
+        assert_eq!(
+            caps.max_path_bytes,
+            crate::MAX_PATH_BYTES - "/users/alice".len()
+        );
+        let deep = (0..caps.max_depth + 1)
+            .map(|i| format!("d{i}"))
+            .collect::<Vec<_>>()
+            .join("/");
+        let path = p(&format!("/memories/{deep}"));
+        let e = view
+            .write(&path, Vec::new(), WriteMode::Create)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::Refused { path: got, reason } if *got == path && reason.contains("levels deep")),
+            "{e:?}"
+        );
+        assert_eq!(view.stat(&path).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn prefixed_counts_only_its_files() {
+        let inner = Arc::new(InMemoryStorage::new());
+        inner
+            .write(&p("/memories/other.md"), b"o".to_vec(), WriteMode::Create)
+            .await
+            .unwrap();
+        let view = Prefixed::new(inner.clone(), p("/memories/mine"));
+        view.create_within(&p("/memories/a.md"), b"a".to_vec(), 1)
+            .await
+            .unwrap();
+        assert_eq!(view.file_count().await.unwrap(), 1);
+        assert_eq!(inner.file_count().await.unwrap(), 2);
+        let e = view
+            .create_within(&p("/memories/b.md"), b"b".to_vec(), 1)
+            .await
+            .unwrap_err();
+        assert!(matches!(e, Error::StoreFull { max_files: 1 }), "{e:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn create_lock_admits_one_at_a_time() {
+        let lock = Arc::new(CreateLock::default());
+        let inside = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..16 {
+            let lock = lock.clone();
+            let inside = inside.clone();
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..50 {
+                    let _turn = lock.acquire().await;
+                    let now = inside.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    assert_eq!(now, 0, "two holders at once");
+                    tokio::task::yield_now().await;
+                    inside.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+    }
+}
