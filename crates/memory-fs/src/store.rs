@@ -4,7 +4,7 @@
 //! Confinement: all access goes through `root`, a cap-std [`Dir`] capability for
 //! `base/memories`, with relative paths made only of plain names. Every ancestor of a path is
 //! checked without following links (`symlink_metadata`), so a symbolic link anywhere in a
-//! path makes the path absent (or the call fail); cap-std refuses any resolution that would
+//! path fails the call with [`Error::SymbolicLink`]; cap-std refuses any resolution that would
 //! leave the root even if a link is swapped in concurrently.
 
 use std::io::{self, Read, Write};
@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 
 use cap_std::fs::{Dir, DirBuilder, DirBuilderExt, Metadata, OpenOptions, OpenOptionsExt};
 use memory_core::{Entry, Error, FileMeta, MemoryPath, Result, Version, WriteMode};
+use rustix::fs::{AtFlags, Mode, OFlags};
 use sha2::{Digest, Sha256};
 
 use crate::FsOptions;
@@ -52,13 +53,12 @@ const MAX_ATTEMPTS: usize = 8;
 
 /// Whether `name` is one of the store's temporary files (in [`TEMP_DIR`]).
 pub(crate) fn is_temp_name(name: &str) -> bool {
-    name.strip_suffix(TEMP_SUFFIX)
-        .is_some_and(|hex| {
-            hex.len() == TEMP_HEX
-                && hex
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        })
+    name.strip_suffix(TEMP_SUFFIX).is_some_and(|hex| {
+        hex.len() == TEMP_HEX
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
 }
 
 fn temp_name() -> String {
@@ -106,12 +106,14 @@ enum Probe {
     File(Metadata),
     /// A real folder (which may or may not hold files).
     Dir,
-    /// A symbolic link or special file: never followed nor shown.
-    Other,
+    /// A special file (a FIFO, a socket, a device): never opened nor shown.
+    Special,
+    /// The path or one of its ancestors is a symbolic link: never followed nor shown.
+    Link,
     /// An ancestor is a regular file.
     BelowFile(MemoryPath),
-    /// An ancestor is a link or special file.
-    BelowOther(MemoryPath),
+    /// An ancestor is a special file.
+    BelowSpecial(MemoryPath),
 }
 
 fn is_not_found(e: &io::Error) -> bool {
@@ -119,6 +121,31 @@ fn is_not_found(e: &io::Error) -> bool {
         e.kind(),
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
     )
+}
+
+/// Creates `dir` and its missing ancestors, each with mode 0700 whatever the umask: a folder
+/// the store creates holds memories, so it is private (the ancestors too: a world-writable
+/// parent would let anyone swap the store's folder).
+fn create_private_dirs(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let mut missing = Vec::new();
+    let mut current = Some(dir);
+    while let Some(folder) = current {
+        if folder.as_os_str().is_empty() || folder.is_dir() {
+            break;
+        }
+        missing.push(folder);
+        current = folder.parent();
+    }
+    for folder in missing.into_iter().rev() {
+        match std::fs::DirBuilder::new().mode(DIR_MODE).create(folder) {
+            Ok(()) => std::fs::set_permissions(folder, std_perms(DIR_MODE))?,
+            // Created meanwhile by someone else: theirs, left as it is.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && folder.is_dir() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn std_perms(mode: u32) -> std::fs::Permissions {
@@ -163,54 +190,70 @@ impl Store {
             base: base.to_path_buf(),
             source,
         };
-        if !base.is_dir() {
-            // A folder we create holds memories: private, whatever the umask.
-            std::fs::create_dir_all(base).map_err(open_err)?;
-            std::fs::set_permissions(base, std_perms(DIR_MODE)).map_err(open_err)?;
-        }
+        create_private_dirs(base).map_err(open_err)?;
+        let base_dir = rustix::fs::open(
+            base,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| open_err(e.into()))?;
         let memories = base.join("memories");
         let temp_dir = base.join(TEMP_DIR);
-        for folder in [&memories, &temp_dir] {
-            use std::os::unix::fs::DirBuilderExt as _;
-            match std::fs::DirBuilder::new().mode(DIR_MODE).create(folder) {
+        for name in ["memories", TEMP_DIR] {
+            match rustix::fs::mkdirat(&base_dir, name, Mode::from_raw_mode(DIR_MODE)) {
                 Ok(()) => {
-                    std::fs::set_permissions(folder, std_perms(DIR_MODE)).map_err(open_err)?
+                    // Explicitly, whatever the umask did to the mode given at creation.
+                    rustix::fs::chmodat(
+                        &base_dir,
+                        name,
+                        Mode::from_raw_mode(DIR_MODE),
+                        AtFlags::empty(),
+                    )
+                    .map_err(|e| open_err(e.into()))?;
                 }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(open_err(e)),
+                Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(open_err(e.into())),
             }
         }
-        let root =
-            Dir::open_ambient_dir(&memories, cap_std::ambient_authority()).map_err(open_err)?;
-        let temp =
-            Dir::open_ambient_dir(&temp_dir, cap_std::ambient_authority()).map_err(open_err)?;
+        // `memories` may be a link the owner made (it is followed, as by the SDKs); the folder
+        // of temporary files and the lock file are the store's own and never followed.
+        let root = rustix::fs::openat(
+            &base_dir,
+            "memories",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| open_err(e.into()))?;
+        let temp = rustix::fs::openat(
+            &base_dir,
+            TEMP_DIR,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| open_err(e.into()))?;
+        if rustix::fs::fstat(&root)
+            .map_err(|e| open_err(e.into()))?
+            .st_dev
+            != rustix::fs::fstat(&temp)
+                .map_err(|e| open_err(e.into()))?
+                .st_dev
         {
-            use std::os::unix::fs::MetadataExt as _;
-            let device = |dir: &Dir| {
-                dir.try_clone()
-                    .and_then(|d| d.into_std_file().metadata())
-                    .map(|m| m.dev())
-                    .map_err(open_err)
-            };
-            if device(&root)? != device(&temp)? {
-                return Err(FsError::TempElsewhere {
-                    base: base.to_path_buf(),
-                    temp_dir,
-                    memories,
-                });
-            }
+            return Err(FsError::TempElsewhere {
+                base: base.to_path_buf(),
+                temp_dir,
+                memories,
+            });
         }
-        let lock = {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(FILE_MODE)
-                .open(base.join(LOCK_FILE))
-                .map_err(open_err)?
-        };
+        let root = Dir::from_std_file(std::fs::File::from(root));
+        let temp = Dir::from_std_file(std::fs::File::from(temp));
+        let lock = rustix::fs::openat(
+            &base_dir,
+            LOCK_FILE,
+            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(FILE_MODE),
+        )
+        .map_err(|e| open_err(e.into()))?;
+        let lock = std::fs::File::from(lock);
         let store = Store {
             base: base.to_path_buf(),
             root,
@@ -253,15 +296,26 @@ impl Store {
                 Some(meta) if meta.is_file() => {
                     return Ok(Probe::BelowFile(ancestor));
                 }
-                Some(_) => return Ok(Probe::BelowOther(ancestor)),
+                Some(meta) if meta.file_type().is_symlink() => return Ok(Probe::Link),
+                Some(_) => return Ok(Probe::BelowSpecial(ancestor)),
             }
         }
         Ok(match self.lstat(path)? {
             None => Probe::Missing,
             Some(meta) if meta.is_dir() => Probe::Dir,
             Some(meta) if meta.is_file() => Probe::File(meta),
-            Some(_) => Probe::Other,
+            Some(meta) if meta.file_type().is_symlink() => Probe::Link,
+            Some(_) => Probe::Special,
         })
+    }
+
+    /// [`probe`](Self::probe) for a command's own path: a symbolic link on the way is the
+    /// command's error ([`Error::SymbolicLink`]).
+    fn probe_unlinked(&self, path: &MemoryPath) -> Result<Probe> {
+        match self.probe(path)? {
+            Probe::Link => Err(Error::SymbolicLink { path: path.clone() }),
+            other => Ok(other),
+        }
     }
 
     /// Visits the regular files below a real folder, depth first; `visit` returns `false` to
@@ -353,7 +407,7 @@ impl Store {
 
     pub(crate) fn read(&self, path: &MemoryPath) -> Result<memory_core::StoredFile> {
         let not_found = || Error::NotFound { path: path.clone() };
-        if !matches!(self.probe(path)?, Probe::File(_)) {
+        if !matches!(self.probe_unlinked(path)?, Probe::File(_)) {
             return Err(not_found());
         }
         let file = match self.root.open(rel(path)?) {
@@ -372,7 +426,7 @@ impl Store {
     }
 
     pub(crate) fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
-        Ok(match self.probe(path)? {
+        Ok(match self.probe_unlinked(path)? {
             Probe::File(meta) => Some(Entry::File(Self::meta(path.clone(), &meta))),
             Probe::Dir if path.is_root() || self.has_file_below(path)? => Some(Entry::Directory),
             _ => None,
@@ -380,7 +434,7 @@ impl Store {
     }
 
     pub(crate) fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-        if !matches!(self.probe(dir)?, Probe::Dir) {
+        if !matches!(self.probe_unlinked(dir)?, Probe::Dir) {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
@@ -423,6 +477,10 @@ impl Store {
                                 path: path.clone(),
                                 parent: ancestor,
                             });
+                        }
+                        Some(meta) if meta.file_type().is_symlink() => {
+                            self.prune_created(&created);
+                            return Err(Error::SymbolicLink { path: path.clone() });
                         }
                         Some(_) => {
                             self.prune_created(&created);
@@ -577,12 +635,13 @@ impl Store {
     fn check_write_target(&self, path: &MemoryPath, mode: &WriteMode) -> Result<bool> {
         let exists = || Error::AlreadyExists { path: path.clone() };
         let not_found = || Error::NotFound { path: path.clone() };
-        match (self.probe(path)?, mode) {
+        match (self.probe_unlinked(path)?, mode) {
             (Probe::BelowFile(parent), _) => Err(Error::ParentIsFile {
                 path: path.clone(),
                 parent,
             }),
-            (Probe::BelowOther(at), _) => Err(FsError::NotRegular { path: at }.into()),
+            (Probe::BelowSpecial(at), _) => Err(FsError::NotRegular { path: at }.into()),
+            (Probe::Link, _) => Err(Error::SymbolicLink { path: path.clone() }),
             (Probe::Dir, WriteMode::Update(_)) => Err(not_found()),
             (Probe::Dir, _) => {
                 if self.has_file_below(path)? {
@@ -591,8 +650,8 @@ impl Store {
                     Ok(true)
                 }
             }
-            (Probe::File(_) | Probe::Other, WriteMode::Create) => Err(exists()),
-            (Probe::Missing | Probe::Other, WriteMode::Update(_)) => Err(not_found()),
+            (Probe::File(_) | Probe::Special, WriteMode::Create) => Err(exists()),
+            (Probe::Missing | Probe::Special, WriteMode::Update(_)) => Err(not_found()),
             (Probe::File(_), WriteMode::Update(expected)) => {
                 let current = self.read(path)?;
                 if current.version == *expected {
@@ -638,7 +697,12 @@ impl Store {
     }
 
     /// Writes and syncs the temporary file (in the folder of temporary files).
-    fn write_temp(&self, path: &MemoryPath, temp_rel: &Path, contents: &[u8]) -> Result<(), FsError> {
+    fn write_temp(
+        &self,
+        path: &MemoryPath,
+        temp_rel: &Path,
+        contents: &[u8],
+    ) -> Result<(), FsError> {
         let mut options = OpenOptions::new();
         options.write(true).create_new(true).mode(FILE_MODE);
         let file = self
@@ -731,7 +795,7 @@ impl Store {
             return Ok(());
         }
         let r = rel(path)?;
-        match self.probe(path)? {
+        match self.probe_unlinked(path)? {
             Probe::File(_) => match self.root.remove_file(&r) {
                 Ok(()) => {}
                 Err(e) if is_not_found(&e) => {
@@ -761,7 +825,7 @@ impl Store {
 
     pub(crate) fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
         let _locked = self.lock()?;
-        let source_exists = match self.probe(from)? {
+        let source_exists = match self.probe_unlinked(from)? {
             Probe::File(_) => true,
             Probe::Dir => self.has_file_below(from)?,
             _ => false,
@@ -776,8 +840,9 @@ impl Store {
             });
         }
         let to_rel = rel(to)?;
-        match self.probe(to)? {
-            Probe::File(_) | Probe::Other => {
+        match self.probe_unlinked(to)? {
+            Probe::Link => return Err(Error::SymbolicLink { path: to.clone() }),
+            Probe::File(_) | Probe::Special => {
                 return Err(Error::AlreadyExists { path: to.clone() });
             }
             Probe::Dir => {
@@ -792,7 +857,7 @@ impl Store {
                     parent,
                 });
             }
-            Probe::BelowOther(at) => return Err(FsError::NotRegular { path: at }.into()),
+            Probe::BelowSpecial(at) => return Err(FsError::NotRegular { path: at }.into()),
             Probe::Missing => {}
         }
         let Some(created) = self.make_parents(to)? else {

@@ -203,7 +203,11 @@ async fn the_old_temporary_file_names_are_ordinary_memories() {
         .await
         .unwrap();
     storage
-        .write(&p("/memories/old.md"), b"renamed".to_vec(), WriteMode::Create)
+        .write(
+            &p("/memories/old.md"),
+            b"renamed".to_vec(),
+            WriteMode::Create,
+        )
         .await
         .unwrap();
     age_file(&memories.join("old.md"), 3600);
@@ -230,25 +234,39 @@ async fn the_old_temporary_file_names_are_ordinary_memories() {
     sorted.sort();
     assert_eq!(listed(&storage).await, sorted);
     assert!(matches!(
-        storage.stat(&p(&format!("/memories/{FRESH}"))).await.unwrap(),
+        storage
+            .stat(&p(&format!("/memories/{FRESH}")))
+            .await
+            .unwrap(),
         Some(Entry::Directory)
     ));
     assert_eq!(storage.file_count().await.unwrap(), 4);
     // Reopening, even with a clean-up of everything older than nothing, deletes none of them.
     drop(storage);
-    let storage =
-        FsStorage::with_options(dir.path(), FsOptions::default().stale_temp_age(Duration::ZERO))
-            .unwrap();
+    let storage = FsStorage::with_options(
+        dir.path(),
+        FsOptions::default().stale_temp_age(Duration::ZERO),
+    )
+    .unwrap();
     assert_eq!(listed(&storage).await, sorted);
     assert_eq!(storage.read(&renamed).await.unwrap().contents, b"renamed");
     assert_eq!(storage.read(&created).await.unwrap().contents, b"created");
     // And they move and go like any file.
-    storage.rename(&renamed, &p("/memories/back.md")).await.unwrap();
+    storage
+        .rename(&renamed, &p("/memories/back.md"))
+        .await
+        .unwrap();
     storage.delete(&created).await.unwrap();
-    storage.delete(&p(&format!("/memories/{FRESH}"))).await.unwrap();
+    storage
+        .delete(&p(&format!("/memories/{FRESH}")))
+        .await
+        .unwrap();
     assert_eq!(
         listed(&storage).await,
-        ["/memories/back.md".to_owned(), format!("/memories/e/{STALE}")]
+        [
+            "/memories/back.md".to_owned(),
+            format!("/memories/e/{STALE}")
+        ]
     );
 }
 

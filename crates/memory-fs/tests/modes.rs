@@ -1,4 +1,5 @@
-//! Files are 0600 and folders 0700 whatever the umask. The umask is process-wide, so this
+//! Files are 0600 and folders 0700 whatever the umask, the missing parents of the base folder
+//! included. The umask is process-wide, so this
 //! binary holds a single test that sets it in turn.
 
 use std::os::unix::fs::PermissionsExt;
@@ -26,8 +27,15 @@ async fn modes_are_0600_and_0700_whatever_the_umask() {
     for umask in [0o000, 0o022, 0o077, 0o277, 0o777] {
         rustix::process::umask(Mode::from_raw_mode(umask));
         let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().join("store");
+        let base = dir.path().join("missing/parents/store");
         let storage = FsStorage::new(&base).unwrap();
+        for parent in ["missing", "missing/parents"] {
+            assert_eq!(
+                mode(&dir.path().join(parent)),
+                0o700,
+                "missing parent {parent}/ of the base, umask {umask:o}"
+            );
+        }
         let memories = base.join("memories");
         assert_eq!(mode(&memories), 0o700, "memories/ with umask {umask:o}");
         assert_eq!(

@@ -1,13 +1,17 @@
-//! Symbolic links planted inside the store that point outside it (to a folder and to a file,
-//! by absolute and by relative target) are never followed out, by any operation: nothing
-//! outside is read, written or deleted, and each call fails or acts as if the link were absent.
+//! Symbolic links planted inside the store (pointing outside it, to a folder and to a file, by
+//! absolute and by relative target, and one pointing inside) are never followed, by any
+//! operation: nothing outside is read, written or deleted, a command whose path or an ancestor
+//! of it is a link fails with `Error::SymbolicLink` naming that path (SPEC, Paths), and
+//! listings leave links out. The store's own lock file and folder of temporary files are never
+//! followed either.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use memory_core::{Entry, MemoryPath, Result, Storage, Version, WriteMode};
+use memory_core::{Error, MemoryHandler, MemoryPath, MemoryTool, Storage, Version, WriteMode};
 use memory_fs::FsStorage;
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
 const SECRET: &[u8] = b"TOP SECRET host file";
@@ -102,26 +106,15 @@ const LINKED: [&str; 9] = [
     "/memories/sub/deep_link/inner.txt",
 ];
 
-fn assert_no_secret(what: &str, bytes: &[u8]) {
-    let text = String::from_utf8_lossy(bytes);
-    assert!(
-        !text.contains("SECRET"),
-        "{what}: content from outside the store leaked: {text:?}"
-    );
-}
-
-fn check_outcome<T: std::fmt::Debug>(what: &str, result: &Result<T>) {
-    if let Err(e) = result {
-        // Errors are fine; they must not be anything that pretends to have found the target.
-        assert!(
-            !format!("{e:?}").contains("SECRET"),
-            "{what}: error leaks outside content: {e:?}"
-        );
+fn assert_link_error<T: std::fmt::Debug>(what: &str, path: &str, result: memory_core::Result<T>) {
+    match result {
+        Err(Error::SymbolicLink { path: named }) => assert_eq!(named.as_str(), path, "{what}"),
+        other => panic!("{what}: expected the symbolic-link error for {path}, got {other:?}"),
     }
 }
 
 #[tokio::test]
-async fn no_operation_follows_a_link_out_of_the_store() {
+async fn every_storage_call_through_a_link_fails_and_nothing_outside_changes() {
     let f = fixture();
     let outside_before = snapshot(&f.outside);
     let s = &f.storage;
@@ -132,29 +125,67 @@ async fn no_operation_follows_a_link_out_of_the_store() {
             "{what}: something outside the store changed"
         );
     };
+    let secret_version = Version::new(hex::encode(Sha256::digest(SECRET)));
+    let inner_version = Version::new(hex::encode(Sha256::digest(INNER_SECRET)));
 
-    // read
     for path in LINKED {
-        let result = s.read(&p(path)).await;
-        check_outcome(&format!("read {path}"), &result);
-        if let Ok(file) = &result {
-            assert_no_secret(&format!("read {path}"), &file.contents);
+        assert_link_error(&format!("read {path}"), path, s.read(&p(path)).await);
+        assert_link_error(&format!("stat {path}"), path, s.stat(&p(path)).await);
+        assert_link_error(&format!("list {path}"), path, s.list(&p(path)).await);
+        for mode in [
+            WriteMode::Create,
+            WriteMode::Overwrite,
+            WriteMode::Update(secret_version.clone()),
+            WriteMode::Update(inner_version.clone()),
+        ] {
+            let what = format!("write {path} ({mode:?})");
+            let result = s.write(&p(path), b"OVERWRITTEN".to_vec(), mode).await;
+            assert_link_error(&what, path, result);
+            assert_outside_intact(&what);
         }
+        assert_link_error(
+            &format!("rename {path} -> /memories/moved"),
+            path,
+            s.rename(&p(path), &p("/memories/moved")).await,
+        );
+        for from in ["/memories/real.md", "/memories/realdir"] {
+            let what = format!("rename {from} -> {path}");
+            assert_link_error(&what, path, s.rename(&p(from), &p(path)).await);
+            assert_outside_intact(&what);
+        }
+        let what = format!("delete {path}");
+        assert_link_error(&what, path, s.delete(&p(path)).await);
+        assert_outside_intact(&what);
+    }
+    // Creating below a linked folder, with missing levels in between, is refused too.
+    for path in ["/memories/link_dir/a/b.md", "/memories/rel_dir/x/y/z.md"] {
+        let result = s.write(&p(path), b"x".to_vec(), WriteMode::Create).await;
+        assert_link_error(&format!("create {path}"), path, result);
+    }
+    assert_outside_intact("every call");
+    // Every link is still in place, untouched, and the real files too.
+    for link in [
+        "link_file",
+        "link_dir",
+        "rel_dir",
+        "inner_link",
+        "sub/deep_link",
+    ] {
         assert!(
-            result.is_err(),
-            "read {path} must not follow the link: {result:?}"
+            std::fs::symlink_metadata(f.memories.join(link))
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{link} is still the planted link"
         );
     }
-    // stat
-    for path in LINKED {
-        let result = s.stat(&p(path)).await;
-        check_outcome(&format!("stat {path}"), &result);
-        assert!(
-            matches!(result, Ok(None) | Err(_)),
-            "stat {path} must act as if the link were absent: {result:?}"
-        );
-    }
-    // list: links are never listed, nor anything behind them.
+    assert_eq!(
+        s.read(&p("/memories/real.md")).await.unwrap().contents,
+        b"real"
+    );
+    assert!(!f.memories.join("moved").exists());
+
+    // Listings leave links out, and everything behind them.
     let all: Vec<String> = s
         .list(&MemoryPath::root())
         .await
@@ -163,104 +194,13 @@ async fn no_operation_follows_a_link_out_of_the_store() {
         .map(|m| m.path.as_str().to_owned())
         .collect();
     assert_eq!(all, ["/memories/real.md", "/memories/realdir/x.md"]);
-    for path in LINKED {
-        let result = s.list(&p(path)).await;
-        check_outcome(&format!("list {path}"), &result);
-        assert!(
-            matches!(&result, Ok(v) if v.is_empty()) || result.is_err(),
-            "list {path} must not look behind the link: {result:?}"
-        );
-    }
+    assert_eq!(s.file_count().await.unwrap(), 2);
     assert!(
         matches!(s.stat(&p("/memories/sub")).await, Ok(None)),
         "a folder holding only a link is empty"
     );
-    assert_outside_intact("read/stat/list");
 
-    // write, every mode, including Update with the version the target's content would have.
-    let secret_version = Version::new(hex::encode(Sha256::digest(SECRET)));
-    let inner_version = Version::new(hex::encode(Sha256::digest(INNER_SECRET)));
-    for path in LINKED {
-        for mode in [
-            WriteMode::Create,
-            WriteMode::Overwrite,
-            WriteMode::Update(secret_version.clone()),
-            WriteMode::Update(inner_version.clone()),
-        ] {
-            let what = format!("write {path} ({mode:?})");
-            let result = s
-                .write(&p(path), b"OVERWRITTEN".to_vec(), mode.clone())
-                .await;
-            check_outcome(&what, &result);
-            if matches!(mode, WriteMode::Update(_)) {
-                assert!(
-                    result.is_err(),
-                    "{what}: must not update through a link: {result:?}"
-                );
-            }
-            assert_outside_intact(&what);
-        }
-    }
-    // Writes that succeeded replaced the link itself, inside the store.
-    for path in LINKED {
-        if let Ok(file) = s.read(&p(path)).await {
-            assert_no_secret(&format!("read {path} after writes"), &file.contents);
-            assert_eq!(file.contents, b"OVERWRITTEN", "{path}");
-        }
-    }
-    // Put fresh links back for the remaining operations.
-    drop(f);
-    let f = fixture();
-    let s = &f.storage;
-    let outside_before = snapshot(&f.outside);
-    let assert_outside_intact = |what: &str| {
-        assert_eq!(
-            snapshot(&f.outside),
-            outside_before,
-            "{what}: something outside the store changed"
-        );
-    };
-
-    // rename from a link, and to a path through or onto a link.
-    for from in LINKED {
-        let to = "/memories/moved";
-        let what = format!("rename {from} -> {to}");
-        let result = s.rename(&p(from), &p(to)).await;
-        check_outcome(&what, &result);
-        assert!(
-            result.is_err(),
-            "{what}: must not move a link's target: {result:?}"
-        );
-        assert_outside_intact(&what);
-    }
-    for to in LINKED {
-        for from in ["/memories/real.md", "/memories/realdir"] {
-            let what = format!("rename {from} -> {to}");
-            let result = s.rename(&p(from), &p(to)).await;
-            check_outcome(&what, &result);
-            assert!(
-                result.is_err(),
-                "{what}: must not move into or onto a link: {result:?}"
-            );
-            assert_outside_intact(&what);
-        }
-    }
-    assert_eq!(
-        s.read(&p("/memories/real.md")).await.unwrap().contents,
-        b"real"
-    );
-
-    // delete each link: nothing outside goes.
-    for path in LINKED {
-        let what = format!("delete {path}");
-        let result = s.delete(&p(path)).await;
-        check_outcome(&what, &result);
-        assert_outside_intact(&what);
-    }
-    // delete of folders and of the whole store removes links, never their targets.
-    for link in ["link_dir", "rel_dir"] {
-        std::fs::remove_file(f.memories.join(link)).ok();
-    }
+    // Deleting a folder, or the whole store, removes the links in it, never their targets.
     std::fs::create_dir_all(f.memories.join("tree")).unwrap();
     std::fs::write(f.memories.join("tree/a.md"), b"a").unwrap();
     symlink(f.outside.join("dir"), f.memories.join("tree/link_dir")).unwrap();
@@ -272,29 +212,112 @@ async fn no_operation_follows_a_link_out_of_the_store() {
     s.delete(&p("/memories/tree")).await.unwrap();
     assert!(!f.memories.join("tree").exists());
     assert_outside_intact("delete of a folder holding links");
-    symlink(f.outside.join("dir"), f.memories.join("link_dir_again")).unwrap();
     s.delete(&MemoryPath::root()).await.unwrap();
     assert_outside_intact("delete of /memories");
     assert!(std::fs::read_dir(&f.memories).unwrap().next().is_none());
     assert_eq!(std::fs::read(f.outside.join("secret.txt")).unwrap(), SECRET);
 }
 
+fn link_text(path: &str) -> String {
+    format!(
+        "Error: Path {path} would escape /memories directory: it passes through a symbolic link, which this store never follows"
+    )
+}
+
+/// What the model sees: SPEC's text for every command, with the path it gave.
 #[tokio::test]
-async fn a_link_in_the_middle_of_a_path_is_never_traversed() {
+async fn every_command_through_a_link_answers_the_spec_text() {
     let f = fixture();
-    let s = &f.storage;
-    let before = snapshot(&f.outside);
-    // Create below a linked folder, with and without a missing level in between.
-    for path in ["/memories/link_dir/a/b.md", "/memories/rel_dir/new.md"] {
-        let result = s.write(&p(path), b"x".to_vec(), WriteMode::Create).await;
-        assert!(result.is_err(), "write {path}: {result:?}");
+    let outside_before = snapshot(&f.outside);
+    let tool = MemoryTool::new(f.storage.clone());
+    for path in LINKED {
+        for input in [
+            json!({"command": "view", "path": path}),
+            json!({"command": "view", "path": path, "view_range": [1, 2]}),
+            json!({"command": "create", "path": path, "file_text": "OVERWRITTEN"}),
+            json!({"command": "str_replace", "path": path, "old_str": "SECRET", "new_str": "x"}),
+            json!({"command": "str_replace", "path": path, "old_str": "real", "new_str": "x"}),
+            json!({"command": "insert", "path": path, "insert_line": 0, "insert_text": "x"}),
+            json!({"command": "delete", "path": path}),
+            json!({"command": "rename", "old_path": path, "new_path": "/memories/moved"}),
+            json!({"command": "rename", "old_path": "/memories/real.md", "new_path": path}),
+            json!({"command": "rename", "old_path": "/memories/realdir", "new_path": path}),
+        ] {
+            let out = tool.execute(&input).await;
+            assert!(out.is_error, "{input}: {out:?}");
+            assert_eq!(out.text(), Some(link_text(path).as_str()), "{input}");
+        }
     }
-    assert_eq!(snapshot(&f.outside), before);
-    // Listing the root reports neither the links nor files behind them; stat agrees.
-    for path in ["/memories/link_dir", "/memories/link_file"] {
-        assert!(!matches!(
-            s.stat(&p(path)).await,
-            Ok(Some(Entry::File(_) | Entry::Directory))
-        ));
+    let out = tool
+        .execute(
+            &json!({"command": "create", "path": "/memories/link_dir/a/b.md", "file_text": "x"}),
+        )
+        .await;
+    assert_eq!(
+        out.text(),
+        Some(link_text("/memories/link_dir/a/b.md").as_str())
+    );
+    // The root listing leaves the links out.
+    let out = tool
+        .execute(&json!({"command": "view", "path": "/memories"}))
+        .await;
+    let listing = out.text().unwrap();
+    for name in [
+        "link_file",
+        "link_dir",
+        "rel_dir",
+        "inner_link",
+        "deep_link",
+    ] {
+        assert!(!listing.contains(name), "{listing}");
     }
+    assert!(listing.contains("/memories/real.md"), "{listing}");
+    assert_eq!(snapshot(&f.outside), outside_before);
+    assert_eq!(
+        std::fs::read(f.memories.join("real.md")).unwrap(),
+        b"real",
+        "the file a link points to inside the store is untouched"
+    );
+}
+
+/// The lock file and the folder of temporary files, beside `memories/`, are never followed
+/// when they are links: opening refuses the store and nothing outside is created or changed.
+#[test]
+fn the_store_never_follows_its_own_lock_file_or_temporary_folder() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("victim"), SECRET).unwrap();
+    std::fs::create_dir(outside.path().join("tmpdir")).unwrap();
+
+    // A lock file that is a link to an existing file, and one that dangles.
+    for target in ["victim", "created-by-the-store"] {
+        let base = tempfile::tempdir().unwrap();
+        symlink(
+            outside.path().join(target),
+            base.path().join(".memories.lock"),
+        )
+        .unwrap();
+        let e = FsStorage::new(base.path()).unwrap_err();
+        assert!(matches!(e, Error::Backend { backend: "Fs", .. }), "{e:?}");
+    }
+    assert_eq!(
+        std::fs::read(outside.path().join("victim")).unwrap(),
+        SECRET
+    );
+    assert!(!outside.path().join("created-by-the-store").exists());
+
+    // A folder of temporary files that is a link: temporary files would land outside.
+    let base = tempfile::tempdir().unwrap();
+    symlink(
+        outside.path().join("tmpdir"),
+        base.path().join(".memory-tmp"),
+    )
+    .unwrap();
+    let e = FsStorage::new(base.path()).unwrap_err();
+    assert!(matches!(e, Error::Backend { backend: "Fs", .. }), "{e:?}");
+    assert!(
+        std::fs::read_dir(outside.path().join("tmpdir"))
+            .unwrap()
+            .next()
+            .is_none()
+    );
 }
