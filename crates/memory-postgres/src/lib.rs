@@ -1,0 +1,19 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations, unreachable_pub)]
+#![forbid(unsafe_code)]
+
+mod config;
+mod error;
+mod schema;
+mod storage;
+
+pub use error::PostgresOpenError;
+pub use storage::PostgresStorage;
+
+/// The schema version this release writes (the number of migrations it knows). Older schemas
+/// are migrated when opened; newer ones are refused with [`PostgresOpenError::SchemaTooNew`].
+pub const SCHEMA_VERSION: i32 = schema::SCHEMA_VERSION;
+
+/// The options a `postgres://` store URL accepts.
+pub const ACCEPTED_OPTIONS: &[&str] = config::ACCEPTED;

@@ -1,0 +1,165 @@
+//! The tables, and the forward-only migrations that create them.
+//!
+//! Every migration is one SQL script, numbered from 1; the `schema_migrations` table records
+//! the ones applied. Opening a store takes a transaction-scoped advisory lock keyed by the
+//! schema name, so that processes opening the same schema at once apply each migration once
+//! and none sees a half-made schema; a schema whose newest recorded migration is newer than
+//! this build knows is refused.
+
+use tokio_postgres::Client;
+
+use crate::error::PostgresOpenError;
+
+/// The migrations, in order: `MIGRATIONS[i]` takes the schema to version `i + 1`. `{s}` is the
+/// quoted schema name. Published migrations are never edited, only appended to.
+const MIGRATIONS: &[&str] = &[
+    // 1: roots, files and the version sequence.
+    r#"
+    CREATE TABLE {s}.roots (
+        root text COLLATE "C" PRIMARY KEY,
+        created timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE {s}.files (
+        root text COLLATE "C" NOT NULL REFERENCES {s}.roots (root) ON DELETE CASCADE,
+        path text COLLATE "C" NOT NULL,
+        contents bytea NOT NULL,
+        size bigint NOT NULL,
+        version bigint NOT NULL,
+        modified timestamptz NOT NULL,
+        PRIMARY KEY (root, path)
+    );
+    CREATE SEQUENCE {s}.versions AS bigint;
+    "#,
+];
+
+/// The schema version this build writes: the number of migrations it knows.
+pub(crate) const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
+
+/// The first half of the advisory lock key (`pg_advisory_xact_lock(int, int)`): "MMPG" in
+/// ASCII, so the lock does not collide with other applications' locks on the schema's hash.
+const LOCK_CLASS: i32 = 0x4d4d_5047;
+
+/// The schema name, quoted for SQL. Names are checked (`config::valid_schema`) to be plain
+/// lowercase identifiers, so quoting changes nothing but keyword clashes.
+pub(crate) fn quoted(schema: &str) -> String {
+    format!("\"{schema}\"")
+}
+
+/// Why `prepare` failed: a refusal, or a query error (mapped with host and port by the caller).
+pub(crate) enum PrepareError {
+    Refused(PostgresOpenError),
+    Query(tokio_postgres::Error),
+}
+
+impl From<tokio_postgres::Error> for PrepareError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        PrepareError::Query(e)
+    }
+}
+
+/// Checks the database, creates or migrates `schema` under the advisory lock, and makes sure
+/// `root` has its row (an empty store of its own).
+pub(crate) async fn prepare(
+    client: &mut Client,
+    database: &str,
+    schema: &str,
+    root: &str,
+) -> Result<(), PrepareError> {
+    let encoding: String = client
+        .query_one("SELECT pg_encoding_to_char(encoding)::text FROM pg_database WHERE datname = current_database()", &[])
+        .await?
+        .get(0);
+    if encoding != "UTF8" {
+        return Err(PrepareError::Refused(PostgresOpenError::NotUtf8 {
+            database: database.to_owned(),
+            encoding,
+        }));
+    }
+    let s = quoted(schema);
+    let tx = client.transaction().await?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+        &[&LOCK_CLASS, &schema],
+    )
+    .await?;
+    let exists = tx
+        .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])
+        .await?
+        .is_some();
+    let found: i32 = if !exists {
+        tx.batch_execute(&format!("CREATE SCHEMA {s}")).await?;
+        tx.batch_execute(&format!(
+            "CREATE TABLE {s}.schema_migrations (
+                 version integer PRIMARY KEY,
+                 applied timestamptz NOT NULL DEFAULT now()
+             )"
+        ))
+        .await?;
+        0
+    } else {
+        let has_table = tx
+            .query_opt(
+                "SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations'",
+                &[&schema],
+            )
+            .await?
+            .is_some();
+        if !has_table {
+            let rows = tx
+                .query(
+                    "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                     WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+                     ORDER BY c.relname LIMIT 5",
+                    &[&schema],
+                )
+                .await?;
+            if !rows.is_empty() {
+                let tables: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+                return Err(PrepareError::Refused(PostgresOpenError::ForeignSchema {
+                    schema: schema.to_owned(),
+                    tables: tables.join(", "),
+                }));
+            }
+            // An empty schema made by an operator for us.
+            tx.batch_execute(&format!(
+                "CREATE TABLE {s}.schema_migrations (
+                     version integer PRIMARY KEY,
+                     applied timestamptz NOT NULL DEFAULT now()
+                 )"
+            ))
+            .await?;
+            0
+        } else {
+            tx.query_one(
+                &format!("SELECT coalesce(max(version), 0) FROM {s}.schema_migrations"),
+                &[],
+            )
+            .await?
+            .get(0)
+        }
+    };
+    if found > SCHEMA_VERSION {
+        return Err(PrepareError::Refused(PostgresOpenError::SchemaTooNew {
+            schema: schema.to_owned(),
+            found,
+            supported: SCHEMA_VERSION,
+        }));
+    }
+    for (at, script) in MIGRATIONS.iter().enumerate().skip(found.max(0) as usize) {
+        let version = at as i32 + 1;
+        tx.batch_execute(&script.replace("{s}", &s)).await?;
+        tx.execute(
+            &format!("INSERT INTO {s}.schema_migrations (version) VALUES ($1)"),
+            &[&version],
+        )
+        .await?;
+        tracing::info!(schema, version, "applied memory-postgres migration");
+    }
+    tx.execute(
+        &format!("INSERT INTO {s}.roots (root) VALUES ($1) ON CONFLICT (root) DO NOTHING"),
+        &[&root],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,719 @@
+//! [`PostgresStorage`]: the [`Storage`] implementation.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use memory_core::options::{StoreOptions, SyncMode};
+use memory_core::{
+    Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
+};
+use tokio_postgres::NoTls;
+
+use crate::config::Settings;
+use crate::error::{self, BadRow, PostgresOpenError, RenameTooLong, backend};
+use crate::schema::{self, PrepareError, quoted};
+
+/// A memory store in a PostgreSQL database: one row per file in the table `files` of a
+/// schema (`?schema=`, default `memory`), keyed by the store's root name (`?root=`, default
+/// `default`) and the file's path.
+///
+/// Several roots share one schema, each an empty store of its own when first opened; several
+/// schemas share one database; any number of processes on any number of hosts share a root.
+/// Every operation is one statement or one transaction: writes that create or move paths hold
+/// a row lock on the root's row in `roots` for their transaction, so the rules that span rows
+/// (a file and a directory never share a path, [`Storage::create_within`]'s limit) hold across
+/// processes; compare-and-swap updates and reads take no lock beyond the file's own row.
+/// Versions come from a database sequence, so a version is never repeated, not even for a path
+/// deleted and created again.
+///
+/// Cloning is cheap: clones share the connection pool. `Display` is
+/// `Postgres(HOST:PORT/DATABASE schema=S root=R)` and neither it nor `Debug` ever shows the
+/// password.
+#[derive(Clone)]
+pub struct PostgresStorage {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    settings: Settings,
+    sql: Sql,
+}
+
+impl fmt::Debug for PostgresStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.inner.settings;
+        let status = self.inner.pool.status();
+        f.debug_struct("PostgresStorage")
+            .field("host", &s.host)
+            .field("port", &s.port)
+            .field("user", &s.user)
+            .field("database", &s.database)
+            .field("schema", &s.schema)
+            .field("root", &s.root)
+            .field("sync", &s.sync)
+            .field("pool_size", &status.max_size)
+            .field("pool_open", &status.size)
+            .finish()
+    }
+}
+
+impl fmt::Display for PostgresStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.inner.settings;
+        write!(
+            f,
+            "Postgres({}:{}/{} schema={} root={})",
+            s.host, s.port, s.database, s.schema, s.root
+        )
+    }
+}
+
+/// The statements, with the schema name filled in. `$1` is always the root.
+struct Sql {
+    read: String,
+    stat: String,
+    file_ancestor: String,
+    has_below: String,
+    lock_root: String,
+    insert_root: String,
+    create: String,
+    upsert: String,
+    replace: String,
+    compare_and_swap: String,
+    delete_file: String,
+    delete_below: String,
+    list: String,
+    count: String,
+    sources: String,
+    move_files: String,
+}
+
+impl Sql {
+    fn new(schema: &str) -> Self {
+        let s = quoted(schema);
+        let next = format!("nextval('{s}.versions')");
+        Sql {
+            read: format!("SELECT contents, version FROM {s}.files WHERE root = $1 AND path = $2"),
+            // One statement, so the file and the directory test see one snapshot.
+            stat: format!(
+                "SELECT f.size, f.modified,
+                        EXISTS (SELECT 1 FROM {s}.files b WHERE b.root = $1 AND b.path > $3 AND b.path < $4)
+                 FROM (SELECT 1) AS one LEFT JOIN {s}.files f ON f.root = $1 AND f.path = $2"
+            ),
+            // Ancestors are prefixes, so in byte order the outermost comes first.
+            file_ancestor: format!(
+                "SELECT path FROM {s}.files WHERE root = $1 AND path = ANY ($2::text[]) ORDER BY path LIMIT 1"
+            ),
+            has_below: format!(
+                "SELECT EXISTS (SELECT 1 FROM {s}.files WHERE root = $1 AND path > $2 AND path < $3)"
+            ),
+            lock_root: format!("SELECT 1 FROM {s}.roots WHERE root = $1 FOR UPDATE"),
+            insert_root: format!(
+                "INSERT INTO {s}.roots (root) VALUES ($1) ON CONFLICT (root) DO NOTHING"
+            ),
+            create: format!(
+                "INSERT INTO {s}.files (root, path, contents, size, version, modified)
+                 VALUES ($1, $2, $3, $4, {next}, now())
+                 ON CONFLICT (root, path) DO NOTHING RETURNING version"
+            ),
+            upsert: format!(
+                "INSERT INTO {s}.files (root, path, contents, size, version, modified)
+                 VALUES ($1, $2, $3, $4, {next}, now())
+                 ON CONFLICT (root, path) DO UPDATE SET contents = excluded.contents,
+                     size = excluded.size, version = excluded.version, modified = excluded.modified
+                 RETURNING version"
+            ),
+            replace: format!(
+                "UPDATE {s}.files SET contents = $3, size = $4, version = {next}, modified = now()
+                 WHERE root = $1 AND path = $2 RETURNING version"
+            ),
+            compare_and_swap: format!(
+                "UPDATE {s}.files SET contents = $3, size = $4, version = {next}, modified = now()
+                 WHERE root = $1 AND path = $2 AND version = $5 RETURNING version"
+            ),
+            delete_file: format!("DELETE FROM {s}.files WHERE root = $1 AND path = $2"),
+            delete_below: format!(
+                "DELETE FROM {s}.files WHERE root = $1 AND path > $2 AND path < $3"
+            ),
+            list: format!(
+                "SELECT path, size, modified FROM {s}.files
+                 WHERE root = $1 AND path > $2 AND path < $3 ORDER BY path"
+            ),
+            count: format!("SELECT count(*) FROM {s}.files WHERE root = $1"),
+            sources: format!(
+                "SELECT path FROM {s}.files WHERE root = $1 AND (path = $2 OR (path > $3 AND path < $4))
+                 ORDER BY path"
+            ),
+            move_files: format!(
+                "UPDATE {s}.files AS f SET path = m.target, version = {next}
+                 FROM unnest($2::text[], $3::text[]) AS m (source, target)
+                 WHERE f.root = $1 AND f.path = m.source"
+            ),
+        }
+    }
+}
+
+/// Bounds of the rows strictly below `dir`: `dir/ < path < dir0` in byte order (`'0'` follows
+/// `'/'`), a range on the primary key that matches whole segments and needs no `LIKE` escaping.
+/// The columns' `COLLATE "C"` makes the comparison byte order whatever the database's collation.
+fn below(dir: &MemoryPath) -> (String, String) {
+    (format!("{dir}/"), format!("{dir}0"))
+}
+
+fn size_of(contents: &[u8]) -> i64 {
+    i64::try_from(contents.len()).unwrap_or(i64::MAX)
+}
+
+fn version(v: i64) -> Version {
+    Version::new(v.to_string())
+}
+
+impl PostgresStorage {
+    /// Opens the store at `url`, `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (or
+    /// `postgresql://`), with options from the URL's query (`?schema=memory&root=tenant-42`)
+    /// and from `options` (an option given in both is an error).
+    ///
+    /// Connects once (so an unreachable server or a refused login is an error here, naming
+    /// host and port), checks that the database is UTF-8, creates or migrates the schema under
+    /// an advisory lock (refusing a schema of another application or of a newer release) and
+    /// creates the root's row if it has none.
+    ///
+    /// # Errors
+    /// A [`PostgresOpenError`] saying what to change; none contains the password.
+    pub async fn from_url(
+        url: &str,
+        options: StoreOptions,
+    ) -> std::result::Result<Self, PostgresOpenError> {
+        let settings = Settings::parse(url, options)?;
+        let manager = Manager::from_config(
+            settings.pg.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(settings.pool_size)
+            .runtime(Runtime::Tokio1)
+            .create_timeout(Some(settings.connect_timeout))
+            .wait_timeout(Some(settings.connect_timeout * 6))
+            .recycle_timeout(Some(settings.connect_timeout))
+            .build()
+            .map_err(|e| PostgresOpenError::InvalidUrl {
+                reason: format!("the connection pool cannot be built ({e})"),
+            })?;
+        let mut client = pool.get().await.map_err(|e| connect_error(&settings, e))?;
+        let prepared = schema::prepare(
+            &mut client,
+            &settings.database,
+            &settings.schema,
+            &settings.root,
+        )
+        .await;
+        drop(client);
+        match prepared {
+            Ok(()) => {}
+            Err(PrepareError::Refused(e)) => return Err(e),
+            Err(PrepareError::Query(source)) => {
+                return Err(PostgresOpenError::Database {
+                    host: settings.host.clone(),
+                    port: settings.port,
+                    source,
+                });
+            }
+        }
+        tracing::debug!(
+            host = %settings.host,
+            port = settings.port,
+            database = %settings.database,
+            schema = %settings.schema,
+            root = %settings.root,
+            "opened the PostgreSQL memory store"
+        );
+        let sql = Sql::new(&settings.schema);
+        Ok(PostgresStorage {
+            inner: Arc::new(Inner {
+                pool,
+                settings,
+                sql,
+            }),
+        })
+    }
+
+    /// The schema holding the store's tables.
+    pub fn schema(&self) -> &str {
+        &self.inner.settings.schema
+    }
+
+    /// The store's root name: the key of its rows in the schema's tables.
+    pub fn root(&self) -> &str {
+        &self.inner.settings.root
+    }
+
+    /// How hard a commit waits for the disk (the `sync` option, PostgreSQL's
+    /// `synchronous_commit`).
+    pub fn sync_mode(&self) -> SyncMode {
+        self.inner.settings.sync
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object> {
+        self.inner.pool.get().await.map_err(error::pool)
+    }
+
+    fn root_param(&self) -> &str {
+        &self.inner.settings.root
+    }
+
+    fn stored_path(&self, raw: String) -> Result<MemoryPath> {
+        MemoryPath::parse(&raw).map_err(|_| {
+            Error::backend(
+                error::BACKEND,
+                BadRow {
+                    schema: self.inner.settings.schema.clone(),
+                    root: self.inner.settings.root.clone(),
+                    stored: raw,
+                },
+            )
+        })
+    }
+
+    /// Takes the root's row lock for the rest of `tx`: the writers that create or move paths
+    /// of one root run one at a time. A root whose row was removed by hand gets it back.
+    async fn lock_root(&self, tx: &deadpool_postgres::Transaction<'_>) -> Result<()> {
+        let sql = &self.inner.sql;
+        let root = self.root_param();
+        let lock = tx.prepare_cached(&sql.lock_root).await.map_err(backend)?;
+        if tx
+            .query_opt(&lock, &[&root])
+            .await
+            .map_err(backend)?
+            .is_some()
+        {
+            return Ok(());
+        }
+        let insert = tx.prepare_cached(&sql.insert_root).await.map_err(backend)?;
+        tx.execute(&insert, &[&root]).await.map_err(backend)?;
+        tx.query_one(&lock, &[&root]).await.map_err(backend)?;
+        Ok(())
+    }
+
+    /// The outermost ancestor of `path` that is a file.
+    async fn file_ancestor<C: GenericClient>(
+        &self,
+        client: &C,
+        path: &MemoryPath,
+    ) -> Result<Option<MemoryPath>> {
+        let ancestors: Vec<String> = path
+            .ancestors()
+            .into_iter()
+            .map(|a| a.as_str().to_owned())
+            .collect();
+        if ancestors.is_empty() {
+            return Ok(None);
+        }
+        let stmt = client
+            .prepare_cached(&self.inner.sql.file_ancestor)
+            .await
+            .map_err(backend)?;
+        let row = client
+            .query_opt(&stmt, &[&self.root_param(), &ancestors])
+            .await
+            .map_err(backend)?;
+        row.map(|r| self.stored_path(r.get(0))).transpose()
+    }
+
+    /// Whether `path` is a directory: `/memories`, or a path with files below it.
+    async fn is_dir<C: GenericClient>(&self, client: &C, path: &MemoryPath) -> Result<bool> {
+        if path.is_root() {
+            return Ok(true);
+        }
+        let (lo, hi) = below(path);
+        let stmt = client
+            .prepare_cached(&self.inner.sql.has_below)
+            .await
+            .map_err(backend)?;
+        let row = client
+            .query_one(&stmt, &[&self.root_param(), &lo, &hi])
+            .await
+            .map_err(backend)?;
+        Ok(row.get(0))
+    }
+
+    async fn file_exists<C: GenericClient>(&self, client: &C, path: &MemoryPath) -> Result<bool> {
+        let stmt = client
+            .prepare_cached(&self.inner.sql.read)
+            .await
+            .map_err(backend)?;
+        Ok(client
+            .query_opt(&stmt, &[&self.root_param(), &path.as_str()])
+            .await
+            .map_err(backend)?
+            .is_some())
+    }
+
+    async fn count<C: GenericClient>(&self, client: &C) -> Result<usize> {
+        let stmt = client
+            .prepare_cached(&self.inner.sql.count)
+            .await
+            .map_err(backend)?;
+        let n: i64 = client
+            .query_one(&stmt, &[&self.root_param()])
+            .await
+            .map_err(backend)?
+            .get(0);
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// A create or overwrite that may bring a new path into being: under the root's lock.
+    async fn write_locked(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        overwrite: bool,
+        max_files: Option<usize>,
+    ) -> Result<Version> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(backend)?;
+        self.lock_root(&tx).await?;
+        if max_files.is_some()
+            && (self.is_dir(&tx, path).await? || self.file_exists(&tx, path).await?)
+        {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        }
+        if let Some(parent) = self.file_ancestor(&tx, path).await? {
+            return Err(Error::ParentIsFile {
+                path: path.clone(),
+                parent,
+            });
+        }
+        if self.is_dir(&tx, path).await? {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        }
+        if let Some(max_files) = max_files
+            && self.count(&tx).await? >= max_files
+        {
+            return Err(Error::StoreFull { max_files });
+        }
+        let sql = if overwrite {
+            &self.inner.sql.upsert
+        } else {
+            &self.inner.sql.create
+        };
+        let stmt = tx.prepare_cached(sql).await.map_err(backend)?;
+        let size = size_of(&contents);
+        let row = tx
+            .query_opt(
+                &stmt,
+                &[&self.root_param(), &path.as_str(), &contents, &size],
+            )
+            .await
+            .map_err(backend)?;
+        let Some(row) = row else {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        };
+        let v: i64 = row.get(0);
+        tx.commit().await.map_err(backend)?;
+        Ok(version(v))
+    }
+}
+
+/// The error for a failed first connection: no answer, or the server's refusal.
+fn connect_error(settings: &Settings, e: deadpool_postgres::PoolError) -> PostgresOpenError {
+    use deadpool_postgres::PoolError;
+    match e {
+        PoolError::Backend(source) if source.code().is_some() => PostgresOpenError::Rejected {
+            host: settings.host.clone(),
+            port: settings.port,
+            user: settings.user.clone(),
+            database: settings.database.clone(),
+            source,
+        },
+        PoolError::Backend(source) => PostgresOpenError::Unreachable {
+            host: settings.host.clone(),
+            port: settings.port,
+            source: Box::new(source),
+        },
+        // The pool's create timeout: the server did not answer within connect_timeout.
+        PoolError::Timeout(_) => PostgresOpenError::Unreachable {
+            host: settings.host.clone(),
+            port: settings.port,
+            source: Box::new(error::ConnectTimeout(settings.connect_timeout)),
+        },
+        other => PostgresOpenError::InvalidUrl {
+            reason: format!("the connection pool failed ({other})"),
+        },
+    }
+}
+
+#[async_trait]
+impl Storage for PostgresStorage {
+    async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&self.inner.sql.read)
+            .await
+            .map_err(backend)?;
+        let row = client
+            .query_opt(&stmt, &[&self.root_param(), &path.as_str()])
+            .await
+            .map_err(backend)?;
+        match row {
+            Some(row) => Ok(StoredFile {
+                contents: row.get(0),
+                version: version(row.get(1)),
+            }),
+            None => Err(Error::NotFound { path: path.clone() }),
+        }
+    }
+
+    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&self.inner.sql.stat)
+            .await
+            .map_err(backend)?;
+        let (lo, hi) = below(path);
+        let row = client
+            .query_one(&stmt, &[&self.root_param(), &path.as_str(), &lo, &hi])
+            .await
+            .map_err(backend)?;
+        let size: Option<i64> = row.get(0);
+        let modified: Option<SystemTime> = row.get(1);
+        let has_below: bool = row.get(2);
+        Ok(match size {
+            Some(size) => Some(Entry::File(FileMeta {
+                path: path.clone(),
+                size: u64::try_from(size).unwrap_or(0),
+                modified,
+            })),
+            None if path.is_root() || has_below => Some(Entry::Directory),
+            None => None,
+        })
+    }
+
+    async fn write(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        mode: WriteMode,
+    ) -> Result<Version> {
+        match mode {
+            WriteMode::Create => self.write_locked(path, contents, false, None).await,
+            WriteMode::Overwrite => {
+                if path.is_root() {
+                    return Err(Error::AlreadyExists { path: path.clone() });
+                }
+                // Replacing an existing file changes no path: one statement, no root lock.
+                let client = self.client().await?;
+                let stmt = client
+                    .prepare_cached(&self.inner.sql.replace)
+                    .await
+                    .map_err(backend)?;
+                let size = size_of(&contents);
+                let row = client
+                    .query_opt(
+                        &stmt,
+                        &[&self.root_param(), &path.as_str(), &contents, &size],
+                    )
+                    .await
+                    .map_err(backend)?;
+                drop(client);
+                match row {
+                    Some(row) => Ok(version(row.get(0))),
+                    None => self.write_locked(path, contents, true, None).await,
+                }
+            }
+            WriteMode::Update(expected) => {
+                // Compare-and-swap on the version column, in one statement. A token this
+                // backend never issued matches no row.
+                let client = self.client().await?;
+                let row = match expected.as_str().parse::<i64>() {
+                    Ok(expected) => {
+                        let stmt = client
+                            .prepare_cached(&self.inner.sql.compare_and_swap)
+                            .await
+                            .map_err(backend)?;
+                        let size = size_of(&contents);
+                        client
+                            .query_opt(
+                                &stmt,
+                                &[
+                                    &self.root_param(),
+                                    &path.as_str(),
+                                    &contents,
+                                    &size,
+                                    &expected,
+                                ],
+                            )
+                            .await
+                            .map_err(backend)?
+                    }
+                    Err(_) => None,
+                };
+                if let Some(row) = row {
+                    return Ok(version(row.get(0)));
+                }
+                if self.file_exists(&client, path).await? {
+                    return Err(Error::Conflict { path: path.clone() });
+                }
+                if let Some(parent) = self.file_ancestor(&client, path).await? {
+                    return Err(Error::ParentIsFile {
+                        path: path.clone(),
+                        parent,
+                    });
+                }
+                Err(Error::NotFound { path: path.clone() })
+            }
+        }
+    }
+
+    async fn delete(&self, path: &MemoryPath) -> Result<()> {
+        let client = self.client().await?;
+        let root = self.root_param();
+        if !path.is_root() {
+            let stmt = client
+                .prepare_cached(&self.inner.sql.delete_file)
+                .await
+                .map_err(backend)?;
+            if client
+                .execute(&stmt, &[&root, &path.as_str()])
+                .await
+                .map_err(backend)?
+                > 0
+            {
+                return Ok(());
+            }
+        }
+        let (lo, hi) = below(path);
+        let stmt = client
+            .prepare_cached(&self.inner.sql.delete_below)
+            .await
+            .map_err(backend)?;
+        let removed = client
+            .execute(&stmt, &[&root, &lo, &hi])
+            .await
+            .map_err(backend)?;
+        if removed == 0 && !path.is_root() {
+            return Err(Error::NotFound { path: path.clone() });
+        }
+        Ok(())
+    }
+
+    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&self.inner.sql.list)
+            .await
+            .map_err(backend)?;
+        let (lo, hi) = below(dir);
+        let rows = client
+            .query(&stmt, &[&self.root_param(), &lo, &hi])
+            .await
+            .map_err(backend)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let size: i64 = row.get(1);
+            out.push(FileMeta {
+                path: self.stored_path(row.get(0))?,
+                size: u64::try_from(size).unwrap_or(0),
+                modified: Some(row.get(2)),
+            });
+        }
+        Ok(out)
+    }
+
+    async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(backend)?;
+        self.lock_root(&tx).await?;
+        let (lo, hi) = below(from);
+        let stmt = tx
+            .prepare_cached(&self.inner.sql.sources)
+            .await
+            .map_err(backend)?;
+        let rows = tx
+            .query(&stmt, &[&self.root_param(), &from.as_str(), &lo, &hi])
+            .await
+            .map_err(backend)?;
+        // `from` itself is a file, or `from` is a directory with these files below it (never
+        // both: a file and a directory never share a path). `/memories` has no row of its own.
+        let sources = rows
+            .into_iter()
+            .map(|r| self.stored_path(r.get(0)))
+            .collect::<Result<Vec<_>>>()?;
+        if sources.is_empty() {
+            return Err(Error::NotFound { path: from.clone() });
+        }
+        if to.starts_with(from) {
+            return Err(Error::RenameIntoItself {
+                from: from.clone(),
+                to: to.clone(),
+            });
+        }
+        if self.file_exists(&tx, to).await? || self.is_dir(&tx, to).await? {
+            return Err(Error::AlreadyExists { path: to.clone() });
+        }
+        if let Some(parent) = self.file_ancestor(&tx, to).await? {
+            return Err(Error::ParentIsFile {
+                path: to.clone(),
+                parent,
+            });
+        }
+        let mut from_paths = Vec::with_capacity(sources.len());
+        let mut to_paths = Vec::with_capacity(sources.len());
+        for source in &sources {
+            let target = source.rebase(from, to).ok_or_else(|| {
+                Error::backend(
+                    error::BACKEND,
+                    RenameTooLong {
+                        source_path: source.to_string(),
+                        to: to.to_string(),
+                    },
+                )
+            })?;
+            from_paths.push(source.as_str().to_owned());
+            to_paths.push(target.as_str().to_owned());
+        }
+        // Moved files get new versions: a compare-and-swap prepared before the move must not
+        // succeed on a file that has since been moved away and back.
+        let stmt = tx
+            .prepare_cached(&self.inner.sql.move_files)
+            .await
+            .map_err(backend)?;
+        let moved = tx
+            .execute(&stmt, &[&self.root_param(), &from_paths, &to_paths])
+            .await
+            .map_err(backend)?;
+        if moved != sources.len() as u64 {
+            // Cannot happen under the root's lock; roll back rather than move part of a tree.
+            return Err(Error::retryable(
+                error::BACKEND,
+                format!(
+                    "rename moved {moved} of {} files; rolled back",
+                    sources.len()
+                ),
+            ));
+        }
+        tx.commit().await.map_err(backend)?;
+        Ok(())
+    }
+
+    async fn file_count(&self) -> Result<usize> {
+        let client = self.client().await?;
+        self.count(&client).await
+    }
+
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        self.write_locked(path, contents, false, Some(max_files))
+            .await
+    }
+}
