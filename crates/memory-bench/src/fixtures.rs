@@ -122,7 +122,7 @@ impl Backend {
                 let db = scratch.join("memory.db");
                 let fast = SqliteStorage::open_with(
                     &db,
-                    SqliteOptions::default().sync_mode(SyncMode::Normal),
+                    SqliteOptions::default().sync(SyncMode::None),
                 )
                 .map_err(|e| BenchError::new("open the database", e))?;
                 fill(&*wrap(self, Arc::new(fast)), files).await?;

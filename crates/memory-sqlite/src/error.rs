@@ -21,6 +21,13 @@ pub(crate) enum SqliteError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The new database file could not be given its private permissions.
+    #[error("cannot make the new SQLite database {path} private (0600): {source}")]
+    CreateFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// The file is not a SQLite database, or its pages are damaged.
     #[error("{path} is not a SQLite database or is corrupt: {source}")]
     Corrupt {
@@ -62,15 +69,29 @@ pub(crate) enum SqliteError {
         #[source]
         source: rusqlite::Error,
     },
-    /// A row whose path is not a valid memory path (the file was edited by hand).
-    #[error("{path} holds a row whose path {stored:?} is not a valid memory path")]
-    BadRow { path: PathBuf, stored: String },
     /// A rename whose destination paths would break a path rule.
     #[error("cannot move {source_path} below {to}: the path would be too long or too deep")]
     RenameTooLong { source_path: String, to: String },
     /// The blocking task running the query panicked or was cancelled.
     #[error("the SQLite worker task failed: {0}")]
     Task(#[from] tokio::task::JoinError),
+    /// The store's writer thread could not be started.
+    #[error("cannot start the SQLite writer thread: {0}")]
+    Thread(#[source] std::io::Error),
+    /// The writer thread stopped (a write panicked) before it answered.
+    #[error("the SQLite writer thread of {path} stopped before answering")]
+    WriterGone { path: PathBuf },
+    /// SQLite rolled back a whole batch of writes after one of them failed (a full disk, an
+    /// I/O error).
+    #[error("SQLite rolled back the transaction on {path} after a failed write")]
+    BatchRolledBack { path: PathBuf },
+    /// The batch this write was part of could not be started or committed: the same failure
+    /// for every write in it.
+    #[error("{shared}")]
+    Batch {
+        retryable: bool,
+        shared: std::sync::Arc<SqliteError>,
+    },
 }
 
 impl SqliteError {
@@ -91,7 +112,10 @@ impl SqliteError {
 
     /// Whether trying again later may succeed.
     pub(crate) fn is_retryable(&self) -> bool {
-        matches!(self, SqliteError::Busy { .. })
+        matches!(
+            self,
+            SqliteError::Busy { .. } | SqliteError::Batch { retryable: true, .. }
+        )
     }
 }
 

@@ -8,6 +8,7 @@ mod options;
 mod pool;
 mod schema;
 mod storage;
+mod writer;
 
 pub use options::{SqliteOptions, SyncMode};
 pub use storage::SqliteStorage;

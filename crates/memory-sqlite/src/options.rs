@@ -2,27 +2,7 @@
 
 use std::time::Duration;
 
-/// How hard SQLite works to make a committed write survive a power cut (`PRAGMA synchronous`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum SyncMode {
-    /// `FULL`: every commit is flushed to disk before it returns. A write the tool reported
-    /// as done survives a crash of the process and of the machine. The default.
-    #[default]
-    Full,
-    /// `NORMAL`: in WAL mode the database stays consistent after any crash, but the last few
-    /// commits may be lost if the machine (not just the process) goes down. Faster.
-    Normal,
-}
-
-impl SyncMode {
-    pub(crate) fn pragma_value(self) -> &'static str {
-        match self {
-            SyncMode::Full => "FULL",
-            SyncMode::Normal => "NORMAL",
-        }
-    }
-}
+pub use memory_core::options::SyncMode;
 
 /// Options for [`SqliteStorage::open_with`](crate::SqliteStorage::open_with).
 ///
@@ -33,8 +13,9 @@ impl SyncMode {
 /// let options = SqliteOptions::default()
 ///     .busy_timeout(Duration::from_secs(10))
 ///     .max_connections(2)
-///     .sync_mode(SyncMode::Normal);
+///     .sync(SyncMode::Data);
 /// assert_eq!(options.busy_timeout, Duration::from_secs(10));
+/// assert_eq!(options.sync, SyncMode::Data);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -42,11 +23,30 @@ pub struct SqliteOptions {
     /// How long an operation waits for another connection or process to release the database
     /// before it fails with a retryable error. Default: 5 seconds.
     pub busy_timeout: Duration,
-    /// Most connections this store opens to a database file (readers run side by side in WAL
-    /// mode; writers take turns). At least 1. Default: 4. An in-memory store always has one.
+    /// Most connections this store opens to a database file for reading (readers run side by
+    /// side in WAL mode), besides the one connection its writer thread keeps. At least 1.
+    /// Default: 4. An in-memory store has one connection in all.
     pub max_connections: usize,
-    /// `PRAGMA synchronous`. Default: [`SyncMode::Full`].
-    pub sync_mode: SyncMode,
+    /// How hard a commit works to survive a crash (`PRAGMA synchronous`, the database being in
+    /// WAL mode):
+    ///
+    /// - [`SyncMode::Full`] (default) → `FULL`: the write-ahead log is flushed to disk
+    ///   (`fsync`) at every commit before the write is reported done, so a finished write
+    ///   survives a crash of the process and of the machine (power loss).
+    /// - [`SyncMode::Data`] → `NORMAL`: commits are not flushed; the log is flushed only when
+    ///   it is copied back into the database (a checkpoint). A finished write survives a crash
+    ///   of the process; after a power loss or an operating-system crash the last commits may
+    ///   be gone, and the database is still consistent (every file old or new, never torn).
+    /// - [`SyncMode::None`] → `OFF`: nothing is flushed, not even at checkpoints. A crash of
+    ///   the process loses nothing; a power loss may lose recent writes and, rarely, corrupt
+    ///   the file. For caches and tests.
+    pub sync: SyncMode,
+    /// Whether a read (`view`, a listing, a stat, the file count) runs on the calling task when
+    /// a connection is free, instead of on tokio's blocking pool. A read in WAL mode never
+    /// waits for a writer, so it takes microseconds and saves the hand-off to another thread;
+    /// it can wait (up to the busy timeout) only while another process recovers the database
+    /// after a crash. Default: `true`. Writes always go to the store's writer thread.
+    pub inline_reads: bool,
 }
 
 impl Default for SqliteOptions {
@@ -54,7 +54,8 @@ impl Default for SqliteOptions {
         SqliteOptions {
             busy_timeout: Duration::from_secs(5),
             max_connections: 4,
-            sync_mode: SyncMode::Full,
+            sync: SyncMode::Full,
+            inline_reads: true,
         }
     }
 }
@@ -72,9 +73,24 @@ impl SqliteOptions {
         self
     }
 
-    /// Sets [`sync_mode`](Self::sync_mode).
-    pub fn sync_mode(mut self, mode: SyncMode) -> Self {
-        self.sync_mode = mode;
+    /// Sets [`sync`](Self::sync).
+    pub fn sync(mut self, mode: SyncMode) -> Self {
+        self.sync = mode;
         self
+    }
+
+    /// Sets [`inline_reads`](Self::inline_reads).
+    pub fn inline_reads(mut self, inline: bool) -> Self {
+        self.inline_reads = inline;
+        self
+    }
+}
+
+/// `PRAGMA synchronous` for a [`SyncMode`] (see [`SqliteOptions::sync`]).
+pub(crate) fn synchronous_pragma(mode: SyncMode) -> &'static str {
+    match mode {
+        SyncMode::Full => "FULL",
+        SyncMode::Data => "NORMAL",
+        SyncMode::None => "OFF",
     }
 }

@@ -1,7 +1,8 @@
 //! A small blocking connection pool: idle connections in a vector, a condition variable to wait
 //! for one, new connections opened lazily up to a maximum.
 //!
-//! It is only ever used from `spawn_blocking` threads, never from the async runtime.
+//! [`Pool::get`] may wait, so it is only called from `spawn_blocking` threads; the async side
+//! uses [`Pool::try_idle`], which never waits.
 
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -71,6 +72,15 @@ impl Pool {
         // The state is a vector and a counter, each changed in one step: still consistent after
         // a panic elsewhere.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes an idle connection if there is one, without waiting or opening a new one.
+    pub(crate) fn try_idle(&self) -> Option<Pooled<'_>> {
+        let conn = self.lock().idle.pop()?;
+        Some(Pooled {
+            pool: self,
+            conn: Some(conn),
+        })
     }
 
     /// Takes an idle connection, opens a new one if the pool may grow, or waits for one.

@@ -2,32 +2,37 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use memory_core::{
-    Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
+    Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
+    WriteMode,
 };
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::error::{JobError, SqliteError};
-use crate::options::SqliteOptions;
+use crate::options::{SqliteOptions, synchronous_pragma};
 use crate::pool::{Ctx, Pool};
 use crate::schema;
+use crate::writer::{Job, Pending, ReadJob, WriteJob, Writer};
 
 /// A memory store in one SQLite database file.
 ///
 /// Each file of the store is one row of the `files` table, keyed by its normalized path.
 /// Directories are implicit (a path with rows below it). Every [`Storage`] call is one SQL
-/// transaction run on a blocking thread (`tokio::task::spawn_blocking`) with a connection from a
-/// small pool; writes take SQLite's write lock up front (`BEGIN IMMEDIATE`), so any number of
-/// tasks and processes can share one database file. Versions are numbers from a counter stored
-/// in the database, so a version is never repeated, not even for a path deleted and created
-/// again.
+/// transaction. Writes go to the store's writer thread, which commits the writes queued at the
+/// same moment together (group commit: one flush for many writers, each still told its own
+/// result) and takes SQLite's write lock up front (`BEGIN IMMEDIATE`), so any number of tasks
+/// and processes can share one database file. Reads run on the calling task when a pooled
+/// connection is free (see [`SqliteOptions::inline_reads`]), else on tokio's blocking pool.
+/// Versions are numbers from a counter stored in the database, so a version is never
+/// repeated, not even for a path deleted and created again.
 ///
-/// Cloning is cheap: clones share the connection pool.
+/// Cloning is cheap: clones share the connections and the writer thread.
 ///
 /// `Display` is `Sqlite(<path>)` (or `Sqlite(:memory:)`), for logs.
 #[derive(Clone)]
@@ -39,10 +44,13 @@ struct Inner {
     ctx: Ctx,
     file: Option<PathBuf>,
     options: SqliteOptions,
-    pool: Pool,
-    /// Writers of this process queue here instead of polling SQLite's lock; other processes
-    /// are held off by `BEGIN IMMEDIATE` and the busy timeout.
-    write_lock: Mutex<()>,
+    /// Connections for reads; `None` for an in-memory store, whose one connection is the
+    /// writer's.
+    pool: Option<Pool>,
+    /// The writer thread.
+    writer: Writer,
+    /// Foreign rows the most recent listing skipped.
+    last_skipped: AtomicU64,
 }
 
 impl fmt::Debug for SqliteStorage {
@@ -64,12 +72,44 @@ impl fmt::Display for SqliteStorage {
 fn configure(conn: &Connection, ctx: &Ctx, options: &SqliteOptions) -> Result<(), SqliteError> {
     conn.busy_timeout(options.busy_timeout)
         .map_err(|e| ctx.err(e))?;
-    conn.pragma_update(None, "synchronous", options.sync_mode.pragma_value())
+    conn.pragma_update(None, "synchronous", synchronous_pragma(options.sync))
         .map_err(|e| ctx.err(e))?;
     Ok(())
 }
 
+/// Creates the database file, empty and readable by its owner only (0600 whatever the umask),
+/// if it does not exist yet; an existing file keeps its permissions. SQLite gives the `-wal`
+/// and `-shm` files it creates next to it the main file's permissions, so they are 0600 too.
+#[cfg(unix)]
+fn create_private(path: &Path) -> Result<(), SqliteError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+    match created {
+        // The umask can only take bits away from 0600; set it exactly anyway (a umask of 0277
+        // would leave 0400, which SQLite cannot write).
+        Ok(file) => file
+            .set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(|source| SqliteError::CreateFile {
+                path: path.to_owned(),
+                source,
+            }),
+        // A file that exists already keeps its permissions; a missing folder or a permission
+        // problem is SQLite's to report, as it always has been.
+        Err(_) => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+fn create_private(_path: &Path) -> Result<(), SqliteError> {
+    Ok(())
+}
+
 fn open_file(path: &Path, ctx: &Ctx, options: &SqliteOptions) -> Result<Connection, SqliteError> {
+    create_private(path)?;
     // No SQLITE_OPEN_URI: a file name is a file name, never `file:...?mode=...` options.
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
@@ -107,13 +147,14 @@ impl SqliteStorage {
         };
         let mut first = open_file(&path, &ctx, &options)?;
         schema::prepare(&mut first, &ctx, true)?;
+        let writer = Writer::start(open_file(&path, &ctx, &options)?, ctx.clone())?;
         let connect = {
             let (path, ctx, options) = (path.clone(), ctx.clone(), options.clone());
             Box::new(move || open_file(&path, &ctx, &options))
         };
         let pool = Pool::new(first, options.max_connections, connect);
         tracing::debug!(db = %path.display(), "opened the SQLite memory store");
-        Ok(Self::from_parts(ctx, Some(path), options, pool))
+        Ok(Self::from_parts(ctx, Some(path), options, Some(pool), writer))
     }
 
     /// A store in a private in-memory database: nothing touches the disk and everything is
@@ -130,29 +171,26 @@ impl SqliteStorage {
         })?;
         configure(&conn, &ctx, &options)?;
         schema::prepare(&mut conn, &ctx, false)?;
-        let connect_ctx = ctx.clone();
-        // The one connection is the database: the pool never opens another.
-        let pool = Pool::new(
-            conn,
-            1,
-            Box::new(move || {
-                Err(SqliteError::Open {
-                    path: connect_ctx.path.clone(),
-                    source: rusqlite::Error::InvalidPath(connect_ctx.path.clone()),
-                })
-            }),
-        );
-        Ok(Self::from_parts(ctx, None, options, pool))
+        // The one connection is the database: the writer thread owns it and runs the reads too.
+        let writer = Writer::start(conn, ctx.clone())?;
+        Ok(Self::from_parts(ctx, None, options, None, writer))
     }
 
-    fn from_parts(ctx: Ctx, file: Option<PathBuf>, options: SqliteOptions, pool: Pool) -> Self {
+    fn from_parts(
+        ctx: Ctx,
+        file: Option<PathBuf>,
+        options: SqliteOptions,
+        pool: Option<Pool>,
+        writer: Writer,
+    ) -> Self {
         SqliteStorage {
             inner: Arc::new(Inner {
                 ctx,
                 file,
                 options,
                 pool,
-                write_lock: Mutex::new(()),
+                writer,
+                last_skipped: AtomicU64::new(0),
             }),
         }
     }
@@ -167,22 +205,77 @@ impl SqliteStorage {
         &self.inner.options
     }
 
-    /// Runs `job` on a blocking thread with a pooled connection. `write` jobs queue behind the
-    /// other writers of this process first.
-    async fn run<T, F>(&self, write: bool, job: F) -> Result<T>
+    /// How many foreign rows the most recent listing skipped: rows below `/memories/` whose
+    /// path is not a memory path (a `..`, `.` or empty segment, a control character...), put
+    /// there by some other tool. Listings leave them out (and log one warning per listing that
+    /// meets some), so `view`, export and directory commands keep working; they still count
+    /// toward the file limit, and a directory rename or delete takes them along. For an
+    /// operator's report (`memory stats` lists `/memories`, then prints this). With several
+    /// listings at once, the figure is the last one's.
+    pub fn skipped_entries(&self) -> u64 {
+        self.inner.last_skipped.load(Ordering::Relaxed)
+    }
+
+    fn writer_gone(&self) -> Error {
+        SqliteError::WriterGone {
+            path: self.inner.ctx.path.clone(),
+        }
+        .into()
+    }
+
+    /// Runs `job` in the writer thread's next transaction (in a savepoint of its own) and
+    /// answers once that transaction is committed.
+    async fn write_job<T, F>(&self, job: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection, &Ctx) -> Result<T, JobError> + Send + 'static,
+    {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let pending: WriteJob = Box::new(Pending { job, reply });
+        if self.inner.writer.send(Job::Write(pending)).is_err() {
+            return Err(self.writer_gone());
+        }
+        match answer.await {
+            // Backend failures are logged once, by the caller that decides what the model sees.
+            Ok(result) => result.map_err(Into::into),
+            Err(_) => Err(self.writer_gone()),
+        }
+    }
+
+    /// Runs a read: on the calling task when a pooled connection is free and inline reads
+    /// are on, else on a blocking thread (an in-memory store: on the writer thread).
+    async fn read_job<T, F>(&self, job: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection, &Ctx) -> Result<T, JobError> + Send + 'static,
     {
+        let inner = &self.inner;
+        let Some(pool) = &inner.pool else {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let read: ReadJob = Box::new(move |conn, ctx| {
+                let _ = reply.send(job(conn, ctx));
+            });
+            if inner.writer.send(Job::Read(read)).is_err() {
+                return Err(self.writer_gone());
+            }
+            return match answer.await {
+                Ok(result) => result.map_err(Into::into),
+                Err(_) => Err(self.writer_gone()),
+            };
+        };
+        if inner.options.inline_reads {
+            if let Some(mut conn) = pool.try_idle() {
+                return job(&mut conn, &inner.ctx).map_err(Into::into);
+            }
+        }
         let inner = Arc::clone(&self.inner);
         let joined = tokio::task::spawn_blocking(move || {
-            let _writer = write.then(|| inner.write_lock.lock().unwrap_or_else(|p| p.into_inner()));
-            let mut conn = inner.pool.get()?;
+            let pool = inner.pool.as_ref().expect("a file-backed store has a pool");
+            let mut conn = pool.get()?;
             job(&mut conn, &inner.ctx)
         })
         .await;
         match joined {
-            // Backend failures are logged once, by the caller that decides what the model sees.
             Ok(result) => result.map_err(Into::into),
             Err(join) => Err(SqliteError::Task(join).into()),
         }
@@ -203,13 +296,6 @@ fn now_ms() -> i64 {
 
 fn to_time(ms: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
-}
-
-fn stored_path(ctx: &Ctx, raw: String) -> Result<MemoryPath, SqliteError> {
-    MemoryPath::parse(&raw).map_err(|_| SqliteError::BadRow {
-        path: ctx.path.clone(),
-        stored: raw,
-    })
 }
 
 /// The version, size and modification time of the file at `path`, if there is one.
@@ -266,14 +352,6 @@ fn next_version(conn: &Connection, ctx: &Ctx) -> Result<i64, SqliteError> {
     .map_err(|e| ctx.err(e))
 }
 
-fn immediate<'c>(
-    conn: &'c mut Connection,
-    ctx: &Ctx,
-) -> Result<rusqlite::Transaction<'c>, SqliteError> {
-    conn.transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| ctx.err(e))
-}
-
 fn blob(value: ValueRef<'_>) -> rusqlite::Result<Vec<u8>> {
     match value {
         ValueRef::Blob(b) | ValueRef::Text(b) => Ok(b.to_vec()),
@@ -285,11 +363,53 @@ fn blob(value: ValueRef<'_>) -> rusqlite::Result<Vec<u8>> {
     }
 }
 
+/// The checks before a create: an ancestor that is a file, something at the path.
+fn check_create(conn: &Connection, ctx: &Ctx, path: &MemoryPath) -> Result<(), JobError> {
+    if let Some(parent) = file_ancestor(conn, ctx, path)? {
+        return Err(Error::ParentIsFile {
+            path: path.clone(),
+            parent,
+        }
+        .into());
+    }
+    if file_row(conn, ctx, path)?.is_some() || is_dir(conn, ctx, path)? {
+        return Err(Error::AlreadyExists { path: path.clone() }.into());
+    }
+    Ok(())
+}
+
+/// Files in the store: the rows below `/memories/` (foreign rows included).
+fn count_files(conn: &Connection, ctx: &Ctx) -> Result<usize, SqliteError> {
+    let (lo, hi) = below(&MemoryPath::root());
+    conn.prepare_cached("SELECT count(*) FROM files WHERE path > ?1 AND path < ?2")
+        .and_then(|mut stmt| stmt.query_row(params![lo, hi], |r| r.get::<_, i64>(0)))
+        .map(|n| usize::try_from(n).unwrap_or(0))
+        .map_err(|e| ctx.err(e))
+}
+
+/// Inserts a new file (the path known to be free) and returns its version.
+fn insert(
+    conn: &Connection,
+    ctx: &Ctx,
+    path: &MemoryPath,
+    contents: &[u8],
+) -> Result<i64, SqliteError> {
+    let version = next_version(conn, ctx)?;
+    let size = i64::try_from(contents.len()).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+    )
+    .and_then(|mut s| s.execute(params![path.as_str(), contents, size, version, now_ms()]))
+    .map_err(|e| ctx.err(e))?;
+    Ok(version)
+}
+
 #[async_trait]
 impl Storage for SqliteStorage {
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
         let path = path.clone();
-        self.run(false, move |conn, ctx| {
+        self.read_job(move |conn, ctx| {
             let row = conn
                 .prepare_cached("SELECT contents, version FROM files WHERE path = ?1")
                 .and_then(|mut stmt| {
@@ -312,7 +432,7 @@ impl Storage for SqliteStorage {
 
     async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
         let path = path.clone();
-        self.run(false, move |conn, ctx| {
+        self.read_job(move |conn, ctx| {
             // One read transaction: both lookups see the same snapshot.
             let tx = conn.transaction().map_err(|e| ctx.err(e))?;
             let entry = if let Some((_, size, modified)) = file_row(&tx, ctx, &path)? {
@@ -339,19 +459,18 @@ impl Storage for SqliteStorage {
         mode: WriteMode,
     ) -> Result<Version> {
         let path = path.clone();
-        self.run(true, move |conn, ctx| {
-            let tx = immediate(conn, ctx)?;
-            if let Some(parent) = file_ancestor(&tx, ctx, &path)? {
+        self.write_job(move |tx, ctx| {
+            if let Some(parent) = file_ancestor(tx, ctx, &path)? {
                 return Err(Error::ParentIsFile { path, parent }.into());
             }
-            if is_dir(&tx, ctx, &path)? {
+            if is_dir(tx, ctx, &path)? {
                 return Err(match mode {
                     WriteMode::Update(_) => Error::NotFound { path },
                     _ => Error::AlreadyExists { path },
                 }
                 .into());
             }
-            let version = next_version(&tx, ctx)?;
+            let version = next_version(tx, ctx)?;
             let now = now_ms();
             let size = i64::try_from(contents.len()).unwrap_or(i64::MAX);
             let changed = match &mode {
@@ -388,7 +507,7 @@ impl Storage for SqliteStorage {
             }
             .map_err(|e| ctx.err(e))?;
             if changed == 0 {
-                let exists = file_row(&tx, ctx, &path)?.is_some();
+                let exists = file_row(tx, ctx, &path)?.is_some();
                 return Err(match (mode, exists) {
                     (WriteMode::Update(_), false) => Error::NotFound { path },
                     (WriteMode::Update(_), true) => Error::Conflict { path },
@@ -396,7 +515,6 @@ impl Storage for SqliteStorage {
                 }
                 .into());
             }
-            tx.commit().map_err(|e| ctx.err(e))?;
             Ok(Version::new(version.to_string()))
         })
         .await
@@ -404,8 +522,7 @@ impl Storage for SqliteStorage {
 
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
         let path = path.clone();
-        self.run(true, move |conn, ctx| {
-            let tx = immediate(conn, ctx)?;
+        self.write_job(move |tx, ctx| {
             let removed = tx
                 .prepare_cached("DELETE FROM files WHERE path = ?1")
                 .and_then(|mut s| s.execute([path.as_str()]))
@@ -420,7 +537,6 @@ impl Storage for SqliteStorage {
                     return Err(Error::NotFound { path }.into());
                 }
             }
-            tx.commit().map_err(|e| ctx.err(e))?;
             Ok(())
         })
         .await
@@ -428,7 +544,8 @@ impl Storage for SqliteStorage {
 
     async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
         let dir = dir.clone();
-        self.run(false, move |conn, ctx| {
+        let inner = Arc::clone(&self.inner);
+        self.read_job(move |conn, ctx| {
             let (lo, hi) = below(&dir);
             let rows = conn
                 .prepare_cached(
@@ -447,12 +564,30 @@ impl Storage for SqliteStorage {
                 })
                 .map_err(|e| ctx.err(e))?;
             let mut out = Vec::with_capacity(rows.len());
+            let mut skipped = 0u64;
+            let mut example = None;
             for (raw, size, modified) in rows {
-                out.push(FileMeta {
-                    path: stored_path(ctx, raw)?,
-                    size: size.max(0) as u64,
-                    modified: Some(to_time(modified)),
-                });
+                match MemoryPath::parse(&raw) {
+                    Ok(path) => out.push(FileMeta {
+                        path,
+                        size: size.max(0) as u64,
+                        modified: Some(to_time(modified)),
+                    }),
+                    Err(_) => {
+                        skipped += 1;
+                        example.get_or_insert(raw);
+                    }
+                }
+            }
+            inner.last_skipped.store(skipped, Ordering::Relaxed);
+            if skipped > 0 {
+                tracing::warn!(
+                    db = %ctx.path.display(),
+                    dir = %dir,
+                    skipped,
+                    example = ?example.unwrap_or_default(),
+                    "skipped rows whose paths are not memory paths (written by another tool?)"
+                );
             }
             Ok(out)
         })
@@ -461,24 +596,19 @@ impl Storage for SqliteStorage {
 
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
         let (from, to) = (from.clone(), to.clone());
-        self.run(true, move |conn, ctx| {
-            let tx = immediate(conn, ctx)?;
-            let sources: Vec<MemoryPath> = if file_row(&tx, ctx, &from)?.is_some() {
-                vec![from.clone()]
+        self.write_job(move |tx, ctx| {
+            let sources: Vec<String> = if file_row(tx, ctx, &from)?.is_some() {
+                vec![from.as_str().to_owned()]
             } else {
                 let (lo, hi) = below(&from);
-                let raw = tx
-                    .prepare_cached(
-                        "SELECT path FROM files WHERE path > ?1 AND path < ?2 ORDER BY path",
-                    )
-                    .and_then(|mut stmt| {
-                        stmt.query_map(params![lo, hi], |r| r.get::<_, String>(0))?
-                            .collect::<rusqlite::Result<Vec<_>>>()
-                    })
-                    .map_err(|e| ctx.err(e))?;
-                raw.into_iter()
-                    .map(|p| stored_path(ctx, p))
-                    .collect::<Result<_, _>>()?
+                tx.prepare_cached(
+                    "SELECT path FROM files WHERE path > ?1 AND path < ?2 ORDER BY path",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map(params![lo, hi], |r| r.get::<_, String>(0))?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(|e| ctx.err(e))?
             };
             if sources.is_empty() {
                 return Err(Error::NotFound { path: from }.into());
@@ -486,35 +616,70 @@ impl Storage for SqliteStorage {
             if to.starts_with(&from) {
                 return Err(Error::RenameIntoItself { from, to }.into());
             }
-            if file_row(&tx, ctx, &to)?.is_some() || is_dir(&tx, ctx, &to)? {
+            if file_row(tx, ctx, &to)?.is_some() || is_dir(tx, ctx, &to)? {
                 return Err(Error::AlreadyExists { path: to }.into());
             }
-            if let Some(parent) = file_ancestor(&tx, ctx, &to)? {
+            if let Some(parent) = file_ancestor(tx, ctx, &to)? {
                 return Err(Error::ParentIsFile { path: to, parent }.into());
             }
             // Moved files get a new version: a compare-and-swap prepared before the move must
             // not succeed on a file that has since been moved away and back.
-            let version = next_version(&tx, ctx)?;
-            {
-                let mut update = tx
-                    .prepare_cached("UPDATE files SET path = ?2, version = ?3 WHERE path = ?1")
+            let version = next_version(tx, ctx)?;
+            let mut update = tx
+                .prepare_cached("UPDATE files SET path = ?2, version = ?3 WHERE path = ?1")
+                .map_err(|e| ctx.err(e))?;
+            for source in &sources {
+                let target = match MemoryPath::parse(source) {
+                    Ok(source_path) => source_path
+                        .rebase(&from, &to)
+                        .ok_or_else(|| SqliteError::RenameTooLong {
+                            source_path: source.clone(),
+                            to: to.to_string(),
+                        })?
+                        .as_str()
+                        .to_owned(),
+                    // A foreign row moves with its directory, its name kept as it is, as a
+                    // folder store's rename takes every entry along.
+                    Err(_) => format!("{to}{}", &source[from.as_str().len()..]),
+                };
+                update
+                    .execute(params![source.as_str(), target.as_str(), version])
                     .map_err(|e| ctx.err(e))?;
-                for source in &sources {
-                    let target =
-                        source
-                            .rebase(&from, &to)
-                            .ok_or_else(|| SqliteError::RenameTooLong {
-                                source_path: source.to_string(),
-                                to: to.to_string(),
-                            })?;
-                    update
-                        .execute(params![source.as_str(), target.as_str(), version])
-                        .map_err(|e| ctx.err(e))?;
-                }
             }
-            tx.commit().map_err(|e| ctx.err(e))?;
             Ok(())
         })
         .await
+    }
+
+    /// `count(*)` over the primary-key range of `/memories/`: no rows are read.
+    async fn file_count(&self) -> Result<usize> {
+        self.read_job(|conn, ctx| Ok(count_files(conn, ctx)?)).await
+    }
+
+    /// The checks, the count and the insert in one `BEGIN IMMEDIATE` transaction: exact
+    /// across tasks and processes.
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        let path = path.clone();
+        self.write_job(move |tx, ctx| {
+            if path.is_root() {
+                return Err(Error::AlreadyExists { path }.into());
+            }
+            check_create(tx, ctx, &path)?;
+            if count_files(tx, ctx)? >= max_files {
+                return Err(Error::StoreFull { max_files }.into());
+            }
+            let version = insert(tx, ctx, &path, &contents)?;
+            Ok(Version::new(version.to_string()))
+        })
+        .await
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::FULL
     }
 }
