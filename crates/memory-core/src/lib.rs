@@ -11,6 +11,7 @@ mod error;
 mod handler;
 mod in_memory;
 mod limits;
+pub mod messages;
 pub mod options;
 mod output;
 mod path;

@@ -8,16 +8,13 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
-use crate::{MessageResponse, MessagesRequest};
+use crate::{MessageResponse, MessagesRequest, MessagesTransport};
 
 /// Where the API is unless `ANTHROPIC_BASE_URL` or [`ClientBuilder::base_url`] says otherwise.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 
 /// The `anthropic-version` header sent with every request.
 pub const API_VERSION: &str = "2023-06-01";
-
-/// The beta that turns on the memory tool and context management (`anthropic-beta`).
-pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
 
 /// The statuses worth another try: rate limited, server errors, overloaded.
 const RETRY_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
@@ -452,6 +449,16 @@ impl Client {
             retry: should_retry,
             retry_after: retry_after(&headers),
         })
+    }
+}
+
+/// The runner's transport: [`Client::create_message`], retries included.
+#[async_trait::async_trait]
+impl MessagesTransport for Client {
+    type Error = ApiError;
+
+    async fn create_message(&self, request: &MessagesRequest) -> Result<MessageResponse, ApiError> {
+        Client::create_message(self, request).await
     }
 }
 

@@ -4,30 +4,24 @@
 #![forbid(unsafe_code)]
 
 mod client;
-mod runner;
 pub mod store;
 mod stores;
 #[cfg(feature = "testing")]
 pub mod testing;
-mod tool;
-mod types;
 
 pub use client::{
-    API_VERSION, ApiError, BoxError, CONTEXT_MANAGEMENT_BETA, Client, ClientBuilder,
-    DEFAULT_BASE_URL, RetryPolicy,
+    API_VERSION, ApiError, BoxError, Client, ClientBuilder, DEFAULT_BASE_URL, RetryPolicy,
 };
-pub use runner::{DEFAULT_MAX_ITERATIONS, Run, RunStream, ToolRunner};
+pub use memory_core::messages::{
+    CONTEXT_MANAGEMENT_BETA, ContentBlock, DEFAULT_MAX_ITERATIONS, ImageBlock, MEMORY_TOOL_NAME,
+    MEMORY_TOOL_TYPE, Memory, Message, MessageResponse, MessagesRequest, MessagesTransport,
+    Observed, Role, Run, RunStream, StopReason, TextBlock, Tool, ToolCall, ToolResultBlock,
+    ToolRunner, ToolUseBlock, Usage, memory_call_summary,
+};
 pub use store::{OpenError, OpenOptions, StoreUrl, StoreUrlError, open, open_url};
 pub use stores::STORE_API_KEY_VAR;
 #[cfg(feature = "stores")]
 pub use stores::open_mount;
-pub use tool::{
-    MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Observed, Tool, ToolCall, memory_call_summary,
-};
-pub use types::{
-    ContentBlock, ImageBlock, Message, MessageResponse, MessagesRequest, Role, StopReason,
-    TextBlock, ToolResultBlock, ToolUseBlock, Usage,
-};
 
 /// The memory tool and everything below it, so one dependency is enough.
 pub use memory_core;

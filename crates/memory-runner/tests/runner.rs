@@ -158,10 +158,12 @@ async fn memory_turn_then_end_turn_sends_the_exact_requests() {
     assert_eq!(file.contents, b"units: metric (SI)\n");
 }
 
-/// A tool that sleeps, then records that it finished.
+/// A tool that waits for `wait` (if any), records that it finished, then wakes `wake` (if
+/// any): a call waiting for a later call finishes only if the calls run at the same time.
 struct Sleeper {
     name: &'static str,
-    delay: Duration,
+    wait: Option<Arc<tokio::sync::Notify>>,
+    wake: Option<Arc<tokio::sync::Notify>>,
     finished: Arc<Mutex<Vec<String>>>,
 }
 
@@ -174,9 +176,14 @@ impl Tool for Sleeper {
         json!({"name": self.name, "description": "sleeps", "input_schema": {"type": "object"}})
     }
     async fn call(&self, input: &Value) -> ToolOutput {
-        tokio::time::sleep(self.delay).await;
+        if let Some(wait) = &self.wait {
+            wait.notified().await;
+        }
         let tag = format!("{}:{}", self.name, input["n"]);
         self.finished.lock().unwrap().push(tag.clone());
+        if let Some(wake) = &self.wake {
+            wake.notify_one();
+        }
         ToolOutput::success(tag)
     }
 }
@@ -199,14 +206,17 @@ impl Tool for Panics {
 #[tokio::test]
 async fn tools_run_concurrently_but_results_keep_the_calls_order() {
     let finished = Arc::new(Mutex::new(Vec::new()));
+    let gate = Arc::new(tokio::sync::Notify::new());
     let slow = Sleeper {
         name: "slow",
-        delay: Duration::from_millis(150),
+        wait: Some(gate.clone()),
+        wake: None,
         finished: finished.clone(),
     };
     let fast = Sleeper {
         name: "fast",
-        delay: Duration::ZERO,
+        wait: None,
+        wake: Some(gate),
         finished: finished.clone(),
     };
     let api = FakeApi::start([
@@ -227,13 +237,16 @@ async fn tools_run_concurrently_but_results_keep_the_calls_order() {
         Reply::message(end_turn("done")),
     ])
     .await;
-    let reply = ToolRunner::new(client(&api), request("go"))
+    let run = ToolRunner::new(client(&api), request("go"))
         .tool(slow)
         .tool(fast)
         .tool(Panics)
         .tool(MemoryTool::new(InMemoryStorage::new()))
-        .run_until_done()
+        .run_until_done();
+    // `slow` waits for `fast`, called after it: only calls run at the same time get past.
+    let reply = tokio::time::timeout(Duration::from_secs(10), run)
         .await
+        .expect("the calls run at the same time")
         .unwrap();
     assert_eq!(reply.text(), "done");
     // The fast call finished first: the calls ran at the same time.
@@ -330,7 +343,7 @@ async fn a_runaway_loop_stops_at_max_iterations() {
         .tool(MemoryTool::new(store.clone()))
         .max_iterations(3)
         .run();
-    let last = run.run_until_done().await.unwrap();
+    let last = run.run_until_done().await.unwrap().expect("a reply");
     assert_eq!(last.stop_reason, Some(StopReason::ToolUse));
     assert_eq!(api.requests().len(), 3);
     assert_eq!(run.iterations(), 3);

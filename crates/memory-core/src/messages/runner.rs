@@ -1,26 +1,26 @@
 //! [`ToolRunner`]: the loop that lets Claude call tools until it is done.
 
 use std::fmt;
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use memory_core::ToolOutput;
 use serde_json::Value;
-use tokio::task::JoinSet;
 
-use crate::{
-    ApiError, Client, ContentBlock, Message, MessageResponse, MessagesRequest, Role, StopReason,
+use super::join::{BoxFuture, Caught, join_all};
+use super::{
+    ContentBlock, Message, MessageResponse, MessagesRequest, MessagesTransport, Role, StopReason,
     Tool, ToolResultBlock, ToolUseBlock, Usage,
 };
+use crate::ToolOutput;
 
 /// How many requests a run sends at most unless [`ToolRunner::max_iterations`] says otherwise.
+/// The library's and the `memory run` command's default.
 pub const DEFAULT_MAX_ITERATIONS: usize = 25;
 
-/// Runs Claude with tools: sends the request, runs every `tool_use` block of the reply,
-/// sends the results back, and repeats until Claude stops asking for tools or
-/// `max_iterations` requests were sent.
+/// Runs Claude with tools: sends the request through a [`MessagesTransport`], runs every
+/// `tool_use` block of the reply, sends the results back, and repeats until Claude stops asking
+/// for tools or `max_iterations` requests were sent.
 ///
 /// - The calls of one reply run concurrently, except that the calls of a
 ///   [`sequential`](Tool::sequential) tool (the memory tool) run one after another in the
@@ -31,40 +31,44 @@ pub const DEFAULT_MAX_ITERATIONS: usize = 25;
 /// - Everything in the request (`system`, `max_tokens`, `temperature`, `context_management`,
 ///   any other parameter, tool definitions the runner does not run) is sent unchanged; the
 ///   runner adds its tools' definitions after the request's own, and their betas to
-///   `anthropic-beta`.
+///   [`MessagesRequest::betas`].
 /// - The run stops when a reply's `stop_reason` is not `tool_use` (or it has no `tool_use`
 ///   block), when `max_iterations` requests were sent (the last reply's tool calls are then
-///   not run), or at the first request that fails after the client's retries.
+///   not run), or at the first request that fails.
 ///
-/// ```no_run
+/// The runner needs no async runtime of its own: tool calls are polled on the task that
+/// awaits [`Run::next`].
+///
+/// ```
+/// use memory_core::messages::{Message, MessagesRequest, MessagesTransport, ToolRunner};
 /// use memory_core::{InMemoryStorage, MemoryTool};
-/// use memory_runner::{Client, Message, MessagesRequest, ToolRunner};
 ///
-/// # async fn demo() -> Result<(), memory_runner::ApiError> {
-/// let request = MessagesRequest::new("claude-sonnet-4-5", 2048)
-///     .message(Message::user("Remember that I like tea."));
-/// let mut run = ToolRunner::new(Client::from_env()?, request)
-///     .tool(MemoryTool::new(InMemoryStorage::new()))
-///     .max_iterations(10)
-///     .run();
-/// while let Some(reply) = run.next().await {
-///     println!("{}", reply?.text());
+/// async fn remember<T: MessagesTransport>(transport: T) -> Result<(), T::Error> {
+///     let request = MessagesRequest::new("claude-sonnet-4-5", 2048)
+///         .message(Message::user("Remember that I like tea."));
+///     let mut run = ToolRunner::new(transport, request)
+///         .tool(MemoryTool::new(InMemoryStorage::new()))
+///         .max_iterations(10)
+///         .run();
+///     while let Some(reply) = run.next().await {
+///         println!("{}", reply?.text());
+///     }
+///     println!("{} output tokens in all", run.usage().output_tokens);
+///     Ok(())
 /// }
-/// println!("{} output tokens in all", run.usage().output_tokens);
-/// # Ok(()) }
 /// ```
 #[derive(Clone)]
-pub struct ToolRunner {
-    client: Client,
+pub struct ToolRunner<T> {
+    transport: T,
     request: MessagesRequest,
     tools: Vec<Arc<dyn Tool>>,
     max_iterations: usize,
 }
 
-impl fmt::Debug for ToolRunner {
+impl<T: fmt::Debug> fmt::Debug for ToolRunner<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolRunner")
-            .field("client", &self.client)
+            .field("transport", &self.transport)
             .field("request", &self.request)
             .field("tools", &tool_names(&self.tools))
             .field("max_iterations", &self.max_iterations)
@@ -76,11 +80,11 @@ fn tool_names(tools: &[Arc<dyn Tool>]) -> Vec<&str> {
     tools.iter().map(|tool| tool.name()).collect()
 }
 
-impl ToolRunner {
-    /// A runner that will send `request` (its model, messages and parameters) with `client`.
-    pub fn new(client: Client, request: MessagesRequest) -> Self {
+impl<T: MessagesTransport> ToolRunner<T> {
+    /// A runner that will send `request` (its model, messages and parameters) with `transport`.
+    pub fn new(transport: T, request: MessagesRequest) -> Self {
         ToolRunner {
-            client,
+            transport,
             request,
             tools: Vec::new(),
             max_iterations: DEFAULT_MAX_ITERATIONS,
@@ -106,7 +110,7 @@ impl ToolRunner {
     }
 
     /// Starts the run: nothing is sent until [`Run::next`] is awaited.
-    pub fn run(self) -> Run {
+    pub fn run(self) -> Run<T> {
         let mut request = self.request;
         for tool in &self.tools {
             request.tools.push(tool.definition());
@@ -117,7 +121,7 @@ impl ToolRunner {
             }
         }
         Run {
-            client: self.client,
+            transport: self.transport,
             request,
             tools: self.tools,
             max_iterations: self.max_iterations,
@@ -133,9 +137,14 @@ impl ToolRunner {
     /// Runs to the end and returns Claude's last reply.
     ///
     /// # Errors
-    /// The first request that failed after the client's retries.
-    pub async fn run_until_done(self) -> Result<MessageResponse, ApiError> {
-        self.run().run_until_done().await
+    /// The first request that failed.
+    pub async fn run_until_done(self) -> Result<MessageResponse, T::Error> {
+        let mut run = self.run();
+        let mut last = run.send().await?;
+        while let Some(reply) = run.next().await {
+            last = reply?;
+        }
+        Ok(last)
     }
 }
 
@@ -143,8 +152,8 @@ impl ToolRunner {
 ///
 /// Between two replies it runs the tools; [`Run::messages`] is the conversation so far and
 /// [`Run::usage`] the tokens summed over every request.
-pub struct Run {
-    client: Client,
+pub struct Run<T> {
+    transport: T,
     request: MessagesRequest,
     tools: Vec<Arc<dyn Tool>>,
     max_iterations: usize,
@@ -157,7 +166,7 @@ pub struct Run {
     last: Option<MessageResponse>,
 }
 
-impl fmt::Debug for Run {
+impl<T> fmt::Debug for Run<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Run")
             .field("tools", &tool_names(&self.tools))
@@ -169,16 +178,21 @@ impl fmt::Debug for Run {
     }
 }
 
-impl Run {
+impl<T: MessagesTransport> Run<T> {
     /// The next reply: runs the tools the previous reply called, then sends the next request.
     /// `None` once the run is over.
     ///
     /// # Errors
-    /// A request that failed after the client's retries; the run is then over.
-    pub async fn next(&mut self) -> Option<Result<MessageResponse, ApiError>> {
+    /// A request that failed; the run is then over.
+    pub async fn next(&mut self) -> Option<Result<MessageResponse, T::Error>> {
         if self.finished {
             return None;
         }
+        Some(self.send().await)
+    }
+
+    /// Runs the pending tool calls and sends one request (the run must not be over).
+    async fn send(&mut self) -> Result<MessageResponse, T::Error> {
         if let Some(reply) = self.pending.take() {
             let results = self.run_tools(&reply).await;
             self.request.messages.push(reply.to_message());
@@ -187,11 +201,11 @@ impl Run {
                 .push(Message::new(Role::User, results));
         }
         self.iterations += 1;
-        let reply = match self.client.create_message(&self.request).await {
+        let reply = match self.transport.create_message(&self.request).await {
             Ok(reply) => reply,
             Err(e) => {
                 self.finished = true;
-                return Some(Err(e));
+                return Err(e);
             }
         };
         self.usage.add(&reply.usage);
@@ -211,23 +225,85 @@ impl Run {
             self.request.messages.push(reply.to_message());
         }
         self.last = Some(reply.clone());
-        Some(Ok(reply))
+        Ok(reply)
     }
 
-    /// Runs to the end and returns Claude's last reply.
+    /// Runs to the end and returns Claude's last reply; `None` when the run was already over
+    /// without one (its first request failed, and that error was returned then).
     ///
     /// # Errors
-    /// The first request that failed after the client's retries; a run already over without
-    /// a reply also gives that error if there was one, so call this on a fresh run.
-    pub async fn run_until_done(&mut self) -> Result<MessageResponse, ApiError> {
+    /// The first request that failed.
+    pub async fn run_until_done(&mut self) -> Result<Option<MessageResponse>, T::Error> {
         while let Some(reply) = self.next().await {
             reply?;
         }
-        self.last.clone().ok_or_else(|| {
-            ApiError::Config("the run ended before any reply (it was already over)".into())
-        })
+        Ok(self.last.clone())
     }
 
+    /// The replies as a [`Stream`](futures_core::Stream).
+    pub fn into_stream(self) -> RunStream<T>
+    where
+        T: 'static,
+    {
+        RunStream {
+            state: StreamState::Idle(Box::new(self)),
+        }
+    }
+
+    /// Runs every tool call of `reply`; the results are in the calls' order.
+    async fn run_tools(&self, reply: &MessageResponse) -> Vec<ContentBlock> {
+        let uses: Vec<&ToolUseBlock> = reply.tool_uses().collect();
+        let mut outputs: Vec<Option<ToolOutput>> = vec![None; uses.len()];
+        // Calls of sequential tools, kept per tool in Claude's order.
+        let mut chains: Vec<Chain> = Vec::new();
+        let mut tasks: Vec<BoxFuture<'static, Vec<(usize, ToolOutput)>>> = Vec::new();
+        for (index, tool_use) in uses.iter().enumerate() {
+            let Some(tool) = self.tools.iter().find(|t| t.name() == tool_use.name) else {
+                tracing::warn!(tool = %tool_use.name, "Claude called a tool the runner does not have");
+                outputs[index] = Some(ToolOutput::error(format!(
+                    "Error: No tool named `{}` is available",
+                    tool_use.name
+                )));
+                continue;
+            };
+            let input = tool_use.input.clone();
+            if tool.sequential() {
+                match chains.iter_mut().find(|(t, _)| Arc::ptr_eq(t, tool)) {
+                    Some((_, calls)) => calls.push((index, input)),
+                    None => chains.push((tool.clone(), vec![(index, input)])),
+                }
+            } else {
+                let tool = tool.clone();
+                tasks.push(Box::pin(async move {
+                    vec![(index, call_guarded(tool, input).await)]
+                }));
+            }
+        }
+        for (tool, calls) in chains {
+            tasks.push(Box::pin(async move {
+                let mut done = Vec::with_capacity(calls.len());
+                for (index, input) in calls {
+                    done.push((index, call_guarded(tool.clone(), input).await));
+                }
+                done
+            }));
+        }
+        for (index, output) in join_all(tasks).await.into_iter().flatten() {
+            outputs[index] = Some(output);
+        }
+        uses.iter()
+            .zip(outputs)
+            .map(|(tool_use, output)| {
+                let output = output.unwrap_or_else(|| {
+                    ToolOutput::error(format!("Error: The tool `{}` failed", tool_use.name))
+                });
+                ContentBlock::ToolResult(ToolResultBlock::from_output(&tool_use.id, output))
+            })
+            .collect()
+    }
+}
+
+impl<T> Run<T> {
     /// The conversation so far: the request's messages, then each reply and each user message
     /// of tool results (a reply whose tools are still to run is not in it yet).
     pub fn messages(&self) -> &[Message] {
@@ -254,103 +330,49 @@ impl Run {
         self.finished
     }
 
-    /// The replies as a [`Stream`](futures_core::Stream).
-    pub fn into_stream(self) -> RunStream {
-        RunStream {
-            state: StreamState::Idle(Box::new(self)),
-        }
-    }
-
-    /// Runs every tool call of `reply`; the results are in the calls' order.
-    async fn run_tools(&self, reply: &MessageResponse) -> Vec<ContentBlock> {
-        let uses: Vec<&ToolUseBlock> = reply.tool_uses().collect();
-        let mut outputs: Vec<Option<ToolOutput>> = vec![None; uses.len()];
-        // Calls of sequential tools, kept per tool in Claude's order.
-        let mut chains: Vec<Chain> = Vec::new();
-        let mut tasks: JoinSet<Vec<(usize, ToolOutput)>> = JoinSet::new();
-        for (index, tool_use) in uses.iter().enumerate() {
-            let Some(tool) = self.tools.iter().find(|t| t.name() == tool_use.name) else {
-                tracing::warn!(tool = %tool_use.name, "Claude called a tool the runner does not have");
-                outputs[index] = Some(ToolOutput::error(format!(
-                    "Error: No tool named `{}` is available",
-                    tool_use.name
-                )));
-                continue;
-            };
-            let input = tool_use.input.clone();
-            if tool.sequential() {
-                match chains.iter_mut().find(|(t, _)| Arc::ptr_eq(t, tool)) {
-                    Some((_, calls)) => calls.push((index, input)),
-                    None => chains.push((tool.clone(), vec![(index, input)])),
-                }
-            } else {
-                let tool = tool.clone();
-                tasks.spawn(async move { vec![(index, call_guarded(tool, input).await)] });
-            }
-        }
-        for (tool, calls) in chains {
-            tasks.spawn(async move {
-                let mut done = Vec::with_capacity(calls.len());
-                for (index, input) in calls {
-                    done.push((index, call_guarded(tool.clone(), input).await));
-                }
-                done
-            });
-        }
-        while let Some(joined) = tasks.join_next().await {
-            match joined {
-                Ok(done) => {
-                    for (index, output) in done {
-                        outputs[index] = Some(output);
-                    }
-                }
-                // Only a cancelled runtime gets here: `call_guarded` catches panics.
-                Err(e) => tracing::error!(error = %e, "a tool task did not finish"),
-            }
-        }
-        uses.iter()
-            .zip(outputs)
-            .map(|(tool_use, output)| {
-                let output = output.unwrap_or_else(|| {
-                    ToolOutput::error(format!("Error: The tool `{}` failed", tool_use.name))
-                });
-                ContentBlock::ToolResult(ToolResultBlock::from_output(&tool_use.id, output))
-            })
-            .collect()
+    /// The last reply so far.
+    pub fn last_reply(&self) -> Option<&MessageResponse> {
+        self.last.as_ref()
     }
 }
 
 /// A sequential tool and its calls of one turn: (index of the `tool_use` block, input).
 type Chain = (Arc<dyn Tool>, Vec<(usize, Value)>);
 
-/// Runs one call in its own task, so that a panicking tool becomes an error result.
+/// Runs one call, so that a panicking tool becomes an error result.
 async fn call_guarded(tool: Arc<dyn Tool>, input: Value) -> ToolOutput {
     let name = tool.name().to_owned();
-    match tokio::spawn(async move { tool.call(&input).await }).await {
-        Ok(output) => output,
-        Err(e) => {
-            tracing::error!(tool = %name, error = %e, "tool call panicked or was cancelled");
+    let call: BoxFuture<'static, ToolOutput> = Box::pin(async move { tool.call(&input).await });
+    match Caught::new(call).await {
+        Some(output) => output,
+        None => {
+            tracing::error!(tool = %name, "tool call panicked");
             ToolOutput::error(format!("Error: The tool `{name}` failed"))
         }
     }
 }
 
-type Step =
-    Pin<Box<dyn Future<Output = (Box<Run>, Option<Result<MessageResponse, ApiError>>)> + Send>>;
+type Step<T> = BoxFuture<
+    'static,
+    (
+        Box<Run<T>>,
+        Option<Result<MessageResponse, <T as MessagesTransport>::Error>>,
+    ),
+>;
 
-enum StreamState {
-    Idle(Box<Run>),
-    Busy(Step),
+enum StreamState<T: MessagesTransport> {
+    Idle(Box<Run<T>>),
+    Busy(Step<T>),
     Done,
 }
 
 /// A [`Run`] as a [`Stream`](futures_core::Stream) of Claude's replies, from
 /// [`Run::into_stream`].
-pub struct RunStream {
-    state: StreamState,
+pub struct RunStream<T: MessagesTransport> {
+    state: StreamState<T>,
 }
 
-impl fmt::Debug for RunStream {
+impl<T: MessagesTransport> fmt::Debug for RunStream<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.state {
             StreamState::Idle(_) => "idle",
@@ -361,8 +383,8 @@ impl fmt::Debug for RunStream {
     }
 }
 
-impl futures_core::Stream for RunStream {
-    type Item = Result<MessageResponse, ApiError>;
+impl<T: MessagesTransport + 'static> futures_core::Stream for RunStream<T> {
+    type Item = Result<MessageResponse, T::Error>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         loop {

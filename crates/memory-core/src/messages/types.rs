@@ -179,10 +179,10 @@ pub struct ToolResultBlock {
 
 impl ToolResultBlock {
     /// The block answering `tool_use_id` with a tool's output.
-    pub fn from_output(tool_use_id: impl Into<String>, output: memory_core::ToolOutput) -> Self {
+    pub fn from_output(tool_use_id: impl Into<String>, output: crate::ToolOutput) -> Self {
         let content = match output.content {
-            memory_core::ToolContent::Text(text) => Value::String(text),
-            memory_core::ToolContent::Blocks(blocks) => Value::Array(blocks),
+            crate::ToolContent::Text(text) => Value::String(text),
+            crate::ToolContent::Blocks(blocks) => Value::Array(blocks),
         };
         ToolResultBlock {
             tool_use_id: tool_use_id.into(),
@@ -400,7 +400,7 @@ impl MessageResponse {
 /// [`MessagesRequest::param`] and is sent unchanged.
 ///
 /// ```
-/// use memory_runner::{Message, MessagesRequest};
+/// use memory_core::messages::{Message, MessagesRequest};
 /// use serde_json::json;
 ///
 /// let request = MessagesRequest::new("claude-sonnet-4-5", 1024)
@@ -426,7 +426,7 @@ pub struct MessagesRequest {
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
-    /// Tool definitions. A [`ToolRunner`](crate::ToolRunner) adds its tools' definitions
+    /// Tool definitions. A [`ToolRunner`](super::ToolRunner) adds its tools' definitions
     /// after these (which may be server tools the runner does not run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<Value>,
@@ -571,12 +571,12 @@ mod tests {
 
     #[test]
     fn tool_result_from_output() {
-        let ok = ToolResultBlock::from_output("t1", memory_core::ToolOutput::success("done"));
+        let ok = ToolResultBlock::from_output("t1", crate::ToolOutput::success("done"));
         assert_eq!(
             serde_json::to_value(ContentBlock::ToolResult(ok)).unwrap(),
             json!({"type": "tool_result", "tool_use_id": "t1", "content": "done"})
         );
-        let err = ToolResultBlock::from_output("t2", memory_core::ToolOutput::error("bad"));
+        let err = ToolResultBlock::from_output("t2", crate::ToolOutput::error("bad"));
         assert_eq!(
             serde_json::to_value(ContentBlock::ToolResult(err)).unwrap(),
             json!({"type": "tool_result", "tool_use_id": "t2", "content": "bad", "is_error": true})

@@ -3,10 +3,12 @@
 use std::fmt;
 
 use async_trait::async_trait;
-use memory_core::{MemoryHandler, MemoryTool, Storage, ToolOutput};
 use serde_json::{Value, json};
 
-use crate::client::CONTEXT_MANAGEMENT_BETA;
+use crate::{MemoryHandler, MemoryTool, Storage, ToolOutput};
+
+/// The beta that turns on the memory tool and context management (`anthropic-beta`).
+pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
 
 /// The name Claude calls the memory tool by.
 pub const MEMORY_TOOL_NAME: &str = "memory";
@@ -21,7 +23,7 @@ pub const MEMORY_TOOL_TYPE: &str = "memory_20250818";
 /// ```
 /// use async_trait::async_trait;
 /// use memory_core::ToolOutput;
-/// use memory_runner::Tool;
+/// use memory_core::messages::Tool;
 /// use serde_json::{Value, json};
 ///
 /// struct Clock;
@@ -80,7 +82,7 @@ pub trait Tool: Send + Sync {
 ///
 /// ```
 /// use memory_core::{InMemoryStorage, MemoryTool};
-/// use memory_runner::{Memory, Tool};
+/// use memory_core::messages::{Memory, Tool};
 /// use serde_json::json;
 ///
 /// let tool = Memory::new(MemoryTool::new(InMemoryStorage::new()))
@@ -192,7 +194,7 @@ pub struct ToolCall<'a> {
 ///
 /// ```
 /// use memory_core::{InMemoryStorage, MemoryTool};
-/// use memory_runner::{Observed, ToolCall, memory_call_summary};
+/// use memory_core::messages::{Observed, ToolCall, memory_call_summary};
 ///
 /// let tool = Observed::new(MemoryTool::new(InMemoryStorage::new()), |call: &ToolCall<'_>| {
 ///     eprintln!("[memory] {}", memory_call_summary(call.input));
@@ -253,7 +255,7 @@ impl<T: Tool, F: Fn(&ToolCall<'_>) + Send + Sync> Tool for Observed<T, F> {
 /// input as Claude sent it (nothing is validated); file contents are never shown.
 ///
 /// ```
-/// use memory_runner::memory_call_summary;
+/// use memory_core::messages::memory_call_summary;
 /// use serde_json::json;
 ///
 /// assert_eq!(
