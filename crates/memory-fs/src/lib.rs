@@ -156,6 +156,30 @@ impl Storage for FsStorage {
         let (from, to) = (from.clone(), to.clone());
         self.blocking(move |s| s.rename(&from, &to)).await
     }
+
+    /// Reads the count the store keeps beside `memories/` (under the store lock): no listing.
+    async fn file_count(&self) -> Result<usize> {
+        self.blocking(|s| s.file_count()).await
+    }
+
+    /// Checks the count and creates under the store lock, so that the limit is exact across
+    /// tasks, `FsStorage`s and processes sharing the folder.
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        let path = path.clone();
+        self.blocking(move |s| {
+            s.write_within(&path, &contents, &WriteMode::Create, Some(max_files))
+        })
+        .await
+    }
+
+    fn capabilities(&self) -> memory_core::Capabilities {
+        memory_core::Capabilities::FULL
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use std::io::{self, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -28,6 +28,12 @@ pub(crate) const FILE_MODE: u32 = 0o600;
 pub(crate) const DIR_MODE: u32 = 0o700;
 /// The lock file, beside (not inside) the `memories` folder.
 pub(crate) const LOCK_FILE: &str = ".memories.lock";
+/// The file count, beside the lock file: the number of files in `memories/`, kept under the
+/// lock by every writer and recounted by a walk whenever a store opens.
+pub(crate) const COUNT_FILE: &str = ".memories.count";
+/// The count is written as this many decimal digits and a newline, always the same length, so
+/// that one positioned write replaces it whole.
+const COUNT_DIGITS: usize = 20;
 
 /// The folder of temporary files, beside (not inside) the `memories` folder, so that no memory
 /// path can reach a temporary file and no name inside `memories/` is reserved. It is on the same
@@ -176,7 +182,22 @@ pub(crate) struct Store {
     /// lock is held per open file, so threads sharing it would not exclude each other); the
     /// file lock serialises processes and other `FsStorage`s on the same folder.
     lock: Mutex<std::fs::File>,
+    /// The file count ([`COUNT_FILE`]), read and written under the lock only.
+    count: std::fs::File,
+    /// Set when this process failed to update the count file: the next count is a walk.
+    count_stale: AtomicBool,
     options: FsOptions,
+}
+
+/// What a write found at its target, under the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// Nothing (or a special file, which is never counted): the write adds a file.
+    Absent,
+    /// An empty folder tree, removed before the rename: the write adds a file.
+    EmptyTree,
+    /// A file, replaced.
+    File,
 }
 
 enum Attempt {
@@ -254,18 +275,33 @@ impl Store {
         )
         .map_err(|e| open_err(e.into()))?;
         let lock = std::fs::File::from(lock);
+        let count = rustix::fs::openat(
+            &base_dir,
+            COUNT_FILE,
+            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(FILE_MODE),
+        )
+        .map_err(|e| open_err(e.into()))?;
+        let count = std::fs::File::from(count);
         let store = Store {
             base: base.to_path_buf(),
             root,
             temp,
             lock: Mutex::new(lock),
+            count,
+            count_stale: AtomicBool::new(false),
             options,
         };
         let removed = store.remove_stale_temps();
         if removed > 0 {
             tracing::info!(base = %base.display(), removed, "memory-fs: removed stale temporary files");
         }
-        store.note_legacy_temp_names();
+        {
+            // Files placed or removed by hand since the last open are counted from here on.
+            let _locked = store.lock()?;
+            let files = store.recount()?;
+            tracing::debug!(base = %base.display(), files, "memory-fs: counted the files");
+        }
         Ok(store)
     }
 
@@ -364,18 +400,24 @@ impl Store {
         Ok(true)
     }
 
-    /// Logs files named like the temporary files of earlier versions (which kept them inside
-    /// `memories/`): they are ordinary memories now, listed and counted, never deleted by the
-    /// store, so the operator may want to look at them.
-    fn note_legacy_temp_names(&self) {
+    // -----------------------------------------------------------------------------------------
+    // The file count (every method here runs under the lock)
+
+    /// Counts the files by a walk and stores the count. Also logs files named like the
+    /// temporary files of earlier versions (which kept them inside `memories/`): they are
+    /// ordinary memories now, listed and counted, never deleted by the store, so the operator
+    /// may want to look at them.
+    fn recount(&self) -> Result<usize, FsError> {
+        let mut files = 0usize;
         let mut legacy = 0usize;
-        let walked = self.walk(&MemoryPath::root(), &mut |path, _| {
+        self.walk(&MemoryPath::root(), &mut |path, _| {
+            files += 1;
             if path.name().is_some_and(is_legacy_temp_name) {
                 legacy += 1;
             }
             true
-        });
-        if walked.is_ok() && legacy > 0 {
+        })?;
+        if legacy > 0 {
             tracing::info!(
                 base = %self.base.display(),
                 files = legacy,
@@ -383,6 +425,64 @@ impl Store {
                  they are kept and listed as ordinary memories (delete them if a crash left them)"
             );
         }
+        self.store_count(files);
+        Ok(files)
+    }
+
+    /// The stored count, or a walk's if it cannot be read.
+    fn count(&self) -> Result<usize, FsError> {
+        if !self.count_stale.load(Ordering::Relaxed)
+            && let Some(n) = self.read_count()
+        {
+            return Ok(n);
+        }
+        self.recount()
+    }
+
+    fn read_count(&self) -> Option<usize> {
+        use std::os::unix::fs::FileExt as _;
+        let mut buf = [0u8; COUNT_DIGITS + 1];
+        self.count.read_exact_at(&mut buf, 0).ok()?;
+        std::str::from_utf8(&buf[..COUNT_DIGITS]).ok()?.parse().ok()
+    }
+
+    fn store_count(&self, files: usize) {
+        use std::os::unix::fs::FileExt as _;
+        let text = format!("{files:0width$}\n", width = COUNT_DIGITS);
+        match self.count.write_all_at(text.as_bytes(), 0) {
+            Ok(()) => self.count_stale.store(false, Ordering::Relaxed),
+            Err(e) => {
+                // The write it counts is done; the next count in this process walks instead,
+                // and every store recounts when it opens.
+                tracing::warn!(error = %e, "memory-fs: cannot update the file count");
+                self.count_stale.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn add_to_count(&self, added: usize, removed: usize) {
+        match self.count() {
+            Ok(n) => self.store_count((n + added).saturating_sub(removed)),
+            Err(e) => {
+                tracing::warn!(error = %e, "memory-fs: cannot count the files");
+                self.count_stale.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Refuses a create in a store that holds `max_files` files. The count is confirmed by a
+    /// walk before refusing, so files removed by hand never make a store look full.
+    fn check_room(&self, max_files: usize) -> Result<()> {
+        if self.count()? >= max_files && self.recount()? >= max_files {
+            return Err(Error::StoreFull { max_files });
+        }
+        Ok(())
+    }
+
+    /// The number of files, for [`Storage::file_count`](memory_core::Storage::file_count).
+    pub(crate) fn file_count(&self) -> Result<usize> {
+        let _locked = self.lock()?;
+        Ok(self.count()?)
     }
 
     fn has_file_below(&self, dir: &MemoryPath) -> Result<bool, FsError> {
@@ -612,6 +712,18 @@ impl Store {
         contents: &[u8],
         mode: &WriteMode,
     ) -> Result<Version> {
+        self.write_within(path, contents, mode, None)
+    }
+
+    /// [`write`](Self::write); a `WriteMode::Create` with `Some(max_files)` succeeds only while
+    /// the store holds fewer files, decided under the lock.
+    pub(crate) fn write_within(
+        &self,
+        path: &MemoryPath,
+        contents: &[u8],
+        mode: &WriteMode,
+        max_files: Option<usize>,
+    ) -> Result<Version> {
         if path.is_root() {
             return Err(match mode {
                 WriteMode::Update(_) => Error::NotFound { path: path.clone() },
@@ -619,7 +731,7 @@ impl Store {
             });
         }
         for _ in 0..MAX_ATTEMPTS {
-            if let Attempt::Done = self.try_write(path, contents, mode)? {
+            if let Attempt::Done = self.try_write(path, contents, mode, max_files)? {
                 return Ok(version_of(contents));
             }
         }
@@ -630,9 +742,9 @@ impl Store {
         .into())
     }
 
-    /// Refuses the write if what is at `path` forbids it in this mode. Returns whether an
-    /// empty folder tree is in the way (to be removed before the rename).
-    fn check_write_target(&self, path: &MemoryPath, mode: &WriteMode) -> Result<bool> {
+    /// Refuses the write if what is at `path` forbids it in this mode, or tells what the write
+    /// will replace.
+    fn check_write_target(&self, path: &MemoryPath, mode: &WriteMode) -> Result<Target> {
         let exists = || Error::AlreadyExists { path: path.clone() };
         let not_found = || Error::NotFound { path: path.clone() };
         match (self.probe_unlinked(path)?, mode) {
@@ -647,7 +759,7 @@ impl Store {
                 if self.has_file_below(path)? {
                     Err(exists())
                 } else {
-                    Ok(true)
+                    Ok(Target::EmptyTree)
                 }
             }
             (Probe::File(_) | Probe::Special, WriteMode::Create) => Err(exists()),
@@ -655,18 +767,33 @@ impl Store {
             (Probe::File(_), WriteMode::Update(expected)) => {
                 let current = self.read(path)?;
                 if current.version == *expected {
-                    Ok(false)
+                    Ok(Target::File)
                 } else {
                     Err(Error::Conflict { path: path.clone() })
                 }
             }
-            _ => Ok(false),
+            (Probe::File(_), _) => Ok(Target::File),
+            (Probe::Missing | Probe::Special, _) => Ok(Target::Absent),
         }
     }
 
-    fn try_write(&self, path: &MemoryPath, contents: &[u8], mode: &WriteMode) -> Result<Attempt> {
+    fn try_write(
+        &self,
+        path: &MemoryPath,
+        contents: &[u8],
+        mode: &WriteMode,
+        max_files: Option<usize>,
+    ) -> Result<Attempt> {
         // Cheap checks first, without the lock, so that refused writes create nothing.
         self.check_write_target(path, mode)?;
+        if let Some(max_files) = max_files
+            && self.read_count().is_none_or(|n| n >= max_files)
+        {
+            // Looks full: decide under the lock before writing anything.
+            let _locked = self.lock()?;
+            self.check_write_target(path, mode)?;
+            self.check_room(max_files)?;
+        }
         let Some(created) = self.make_parents(path)? else {
             return Ok(Attempt::Retry);
         };
@@ -682,7 +809,7 @@ impl Store {
         }
         let outcome = {
             let _locked = self.lock()?;
-            self.commit(path, &temp_rel, mode)
+            self.commit(path, &temp_rel, mode, max_files)
         };
         if !matches!(outcome, Ok(Attempt::Done)) {
             let _ = self.temp.remove_file(&temp_rel);
@@ -730,10 +857,19 @@ impl Store {
     }
 
     /// Under the lock: checks the target again and moves the temporary file into place.
-    fn commit(&self, path: &MemoryPath, temp_rel: &Path, mode: &WriteMode) -> Result<Attempt> {
+    fn commit(
+        &self,
+        path: &MemoryPath,
+        temp_rel: &Path,
+        mode: &WriteMode,
+        max_files: Option<usize>,
+    ) -> Result<Attempt> {
         let target_rel = rel(path)?;
-        let empty_tree = self.check_write_target(path, mode)?;
-        if empty_tree {
+        let target = self.check_write_target(path, mode)?;
+        if let Some(max_files) = max_files {
+            self.check_room(max_files)?;
+        }
+        if target == Target::EmptyTree {
             self.remove_tree(path, &target_rel)?;
         }
         let result = match mode {
@@ -764,7 +900,12 @@ impl Store {
             }
         };
         match result {
-            Ok(()) => Ok(Attempt::Done),
+            Ok(()) => {
+                if target != Target::File {
+                    self.add_to_count(1, 0);
+                }
+                Ok(Attempt::Done)
+            }
             Err(e) if is_not_found(&e) => Ok(Attempt::Retry),
             Err(e) => Err(FsError::io("rename into place", path, e).into()),
         }
@@ -772,6 +913,23 @@ impl Store {
 
     pub(crate) fn delete(&self, path: &MemoryPath) -> Result<()> {
         let _locked = self.lock()?;
+        let result = self.delete_locked(path);
+        if result.is_err()
+            && !matches!(
+                result,
+                Err(Error::NotFound { .. } | Error::SymbolicLink { .. })
+            )
+        {
+            // A delete that failed part-way may have removed some files.
+            if let Err(e) = self.recount() {
+                tracing::warn!(error = %e, "memory-fs: cannot count the files");
+                self.count_stale.store(true, Ordering::Relaxed);
+            }
+        }
+        result
+    }
+
+    fn delete_locked(&self, path: &MemoryPath) -> Result<()> {
         if path.is_root() {
             let entries = self
                 .root
@@ -791,19 +949,31 @@ impl Store {
                 };
                 result?;
             }
+            self.store_count(0);
             self.sync_dir(path)?;
             return Ok(());
         }
         let r = rel(path)?;
         match self.probe_unlinked(path)? {
             Probe::File(_) => match self.root.remove_file(&r) {
-                Ok(()) => {}
+                Ok(()) => self.add_to_count(0, 1),
                 Err(e) if is_not_found(&e) => {
                     return Err(Error::NotFound { path: path.clone() });
                 }
                 Err(e) => return Err(FsError::io("delete", path, e).into()),
             },
-            Probe::Dir if self.has_file_below(path)? => self.remove_tree(path, &r)?,
+            Probe::Dir => {
+                let mut files = 0usize;
+                self.walk(path, &mut |_, _| {
+                    files += 1;
+                    true
+                })?;
+                if files == 0 {
+                    return Err(Error::NotFound { path: path.clone() });
+                }
+                self.remove_tree(path, &r)?;
+                self.add_to_count(0, files);
+            }
             _ => return Err(Error::NotFound { path: path.clone() }),
         }
         self.prune_empty_parents(path);

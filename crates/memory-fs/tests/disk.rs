@@ -240,7 +240,8 @@ async fn the_old_temporary_file_names_are_ordinary_memories() {
             .unwrap(),
         Some(Entry::Directory)
     ));
-    assert_eq!(storage.file_count().await.unwrap(), 4);
+    // The file placed by hand is counted from the next open on.
+    assert_eq!(storage.file_count().await.unwrap(), 3);
     // Reopening, even with a clean-up of everything older than nothing, deletes none of them.
     drop(storage);
     let storage = FsStorage::with_options(
@@ -249,6 +250,7 @@ async fn the_old_temporary_file_names_are_ordinary_memories() {
     )
     .unwrap();
     assert_eq!(listed(&storage).await, sorted);
+    assert_eq!(storage.file_count().await.unwrap(), 4);
     assert_eq!(storage.read(&renamed).await.unwrap().contents, b"renamed");
     assert_eq!(storage.read(&created).await.unwrap().contents, b"created");
     // And they move and go like any file.
