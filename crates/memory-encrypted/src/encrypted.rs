@@ -1,12 +1,16 @@
 //! [`Encrypted`]: the wrapper, its `Storage` impl and its re-encrypting rename.
 
+use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use memory_core::{
-    Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
+    Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
+    WriteMode, check_rename_preconditions,
 };
 
+use crate::check::{self, OpenError, is_reserved, key_check_path};
 use crate::envelope::{self, plaintext_size};
 use crate::{BACKEND, Keyring};
 
@@ -26,22 +30,37 @@ pub(crate) const MAX_ATTEMPTS: usize = 8;
 /// - Decryption failures are [`Error::Backend`] with `backend: "encrypted"` and an
 ///   [`EncryptionError`](crate::EncryptionError) as source; errors of the inner store pass
 ///   through unchanged.
+/// - **Key check**: the store holds a key check record ([`KEY_CHECK_PATH`](crate::KEY_CHECK_PATH),
+///   invisible through the wrapper). Before the first operation the wrapper checks it
+///   against the keyring (writing it at first use), and refuses to work on a store encrypted
+///   under another key or on a plaintext store ([`OpenError`]). [`Encrypted::open`] runs the
+///   check at once and returns the typed error.
 ///
 /// `Display` shows the stack, e.g. `Encrypted(InMemory)`.
 #[derive(Debug)]
 pub struct Encrypted<S> {
     inner: S,
     keyring: Keyring,
+    /// Set once the key check passed; until then every operation runs it first.
+    checked: AtomicBool,
 }
 
 impl<S> Encrypted<S> {
     /// Wraps `inner`: writes are encrypted under the keyring's active key, reads use whichever
     /// key of the ring the file names.
+    ///
+    /// The key check runs before the first operation; while it fails, every operation fails
+    /// with `Error::Backend { backend: "encrypted", source: OpenError, .. }` and changes
+    /// nothing. Prefer [`Encrypted::open`], which checks at once and says why.
     pub fn new(inner: S, keyring: Keyring) -> Self {
-        Encrypted { inner, keyring }
+        Encrypted {
+            inner,
+            keyring,
+            checked: AtomicBool::new(false),
+        }
     }
 
-    /// The inner store (which holds envelopes, not plaintext).
+    /// The inner store (which holds envelopes, not plaintext, and the key check record).
     pub fn inner(&self) -> &S {
         &self.inner
     }
@@ -57,6 +76,90 @@ impl<S> Encrypted<S> {
     }
 }
 
+impl<S: Storage> Encrypted<S> {
+    /// [`Encrypted::new`], refused at once when the inner store cannot hold envelopes (its
+    /// [`capabilities`](Storage::capabilities) lack `binary_files`, as a versioned memory
+    /// store's do).
+    ///
+    /// # Errors
+    /// [`OpenError::TextOnlyStore`].
+    pub fn try_new(inner: S, keyring: Keyring) -> std::result::Result<Self, OpenError> {
+        if !inner.capabilities().binary_files {
+            return Err(OpenError::TextOnlyStore {
+                store: inner.to_string(),
+            });
+        }
+        Ok(Self::new(inner, keyring))
+    }
+
+    /// Opens an encrypted store: [`Encrypted::try_new`], then the key check.
+    ///
+    /// - an empty store: the key check record is written under the active key (first use);
+    /// - a store with a record: it must open with a key of the ring;
+    /// - a store without a record (encrypted before key checks existed): its first file must
+    ///   be an envelope under a key of the ring, and the record is then written.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use memory_core::InMemoryStorage;
+    /// use memory_encrypted::{Encrypted, Key, Keyring, OpenError};
+    ///
+    /// let inner = Arc::new(InMemoryStorage::new());
+    /// Encrypted::open(inner.clone(), Keyring::new(Key::generate().unwrap())).await.unwrap();
+    /// let other = Keyring::new(Key::generate().unwrap());
+    /// let e = Encrypted::open(inner, other).await.unwrap_err();
+    /// assert!(matches!(e, OpenError::WrongKey { .. }));
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    /// [`OpenError`]: a text-only inner store, a key not in the ring, a plaintext store
+    /// (adopt it with [`rekey_with`](Self::rekey_with) and
+    /// [`encrypt_plaintext`](crate::RekeyOptions::encrypt_plaintext)), a damaged record, or
+    /// the inner store failing.
+    pub async fn open(inner: S, keyring: Keyring) -> std::result::Result<Self, OpenError> {
+        let store = Self::try_new(inner, keyring)?;
+        check::check(&store.inner, &store.keyring).await?;
+        store.checked.store(true, Ordering::Release);
+        Ok(store)
+    }
+
+    /// Runs the key check unless it already passed.
+    async fn ensure_checked(&self) -> Result<()> {
+        if self.checked.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if !self.inner.capabilities().binary_files {
+            return Err(Error::backend(
+                BACKEND,
+                OpenError::TextOnlyStore {
+                    store: self.inner.to_string(),
+                },
+            ));
+        }
+        match check::check(&self.inner, &self.keyring).await {
+            Ok(()) => {
+                self.checked.store(true, Ordering::Release);
+                Ok(())
+            }
+            Err(OpenError::Storage { source }) => Err(source),
+            Err(e) => {
+                tracing::error!(store = %self, error = %e, "the encryption key check failed");
+                Err(Error::backend(BACKEND, e))
+            }
+        }
+    }
+}
+
+/// The refusal of a change of the key check record (or of a path below it).
+fn reserved(path: &MemoryPath) -> Error {
+    Error::Refused {
+        path: path.clone(),
+        reason: "this name is reserved for the encrypted store's key check".to_owned(),
+    }
+}
+
 impl<S: fmt::Display> fmt::Display for Encrypted<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Encrypted({})", self.inner)
@@ -68,7 +171,7 @@ impl<S: Storage> Encrypted<S> {
         Ok(envelope::seal(self.keyring.active(), path, plaintext)?)
     }
 
-    pub(crate) fn open(&self, path: &MemoryPath, stored: Vec<u8>) -> Result<Vec<u8>> {
+    pub(crate) fn decrypt(&self, path: &MemoryPath, stored: Vec<u8>) -> Result<Vec<u8>> {
         envelope::open(&self.keyring, path, stored).map_err(|e| {
             tracing::warn!(store = %self, error = %e, "cannot decrypt a stored file");
             Error::from(e)
@@ -83,7 +186,7 @@ impl<S: Storage> Encrypted<S> {
         to: &MemoryPath,
     ) -> Result<(Version, Version)> {
         let file = self.inner.read(from).await?;
-        let plaintext = self.open(from, file.contents)?;
+        let plaintext = self.decrypt(from, file.contents)?;
         let sealed = self.seal(to, plaintext)?;
         let written = self.inner.write(to, sealed, WriteMode::Create).await?;
         Ok((file.version, written))
@@ -110,7 +213,7 @@ impl<S: Storage> Encrypted<S> {
                     Err(e) => Err(e),
                 };
             }
-            let plaintext = self.open(from, current.contents)?;
+            let plaintext = self.decrypt(from, current.contents)?;
             let sealed = self.seal(to, plaintext)?;
             target = self
                 .inner
@@ -126,28 +229,20 @@ impl<S: Storage> Encrypted<S> {
     /// copies already made, so the store is as before; a crash leaves every file present at
     /// least once.
     async fn rename_reencrypting(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
-        let sources: Vec<MemoryPath> = match self.inner.stat(from).await? {
-            Some(Entry::File(_)) => vec![from.clone()],
-            Some(Entry::Directory) => self
-                .inner
-                .list(from)
-                .await?
-                .into_iter()
-                .map(|meta| meta.path)
-                .collect(),
-            None => Vec::new(),
-        };
+        let sources: Vec<MemoryPath> =
+            match check_rename_preconditions(&self.inner, from, to).await? {
+                Entry::File(_) => vec![from.clone()],
+                Entry::Directory => self
+                    .inner
+                    .list(from)
+                    .await?
+                    .into_iter()
+                    .map(|meta| meta.path)
+                    .filter(|path| !is_reserved(path))
+                    .collect(),
+            };
         if sources.is_empty() {
             return Err(Error::NotFound { path: from.clone() });
-        }
-        if to.starts_with(from) {
-            return Err(Error::RenameIntoItself {
-                from: from.clone(),
-                to: to.clone(),
-            });
-        }
-        if self.inner.stat(to).await?.is_some() {
-            return Err(Error::AlreadyExists { path: to.clone() });
         }
         let mut moves = Vec::with_capacity(sources.len());
         for source in sources {
@@ -204,14 +299,22 @@ fn plaintext_meta(mut meta: FileMeta) -> FileMeta {
 #[deny(clippy::missing_trait_methods)]
 impl<S: Storage> Storage for Encrypted<S> {
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+        self.ensure_checked().await?;
+        if is_reserved(path) {
+            return Err(Error::NotFound { path: path.clone() });
+        }
         let file = self.inner.read(path).await?;
         Ok(StoredFile {
-            contents: self.open(path, file.contents)?,
+            contents: self.decrypt(path, file.contents)?,
             version: file.version,
         })
     }
 
     async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+        self.ensure_checked().await?;
+        if is_reserved(path) {
+            return Ok(None);
+        }
         Ok(match self.inner.stat(path).await? {
             Some(Entry::File(meta)) => Some(Entry::File(plaintext_meta(meta))),
             other => other,
@@ -224,20 +327,53 @@ impl<S: Storage> Storage for Encrypted<S> {
         contents: Vec<u8>,
         mode: WriteMode,
     ) -> Result<Version> {
+        self.ensure_checked().await?;
+        if is_reserved(path) {
+            return Err(reserved(path));
+        }
         let sealed = self.seal(path, contents)?;
         self.inner.write(path, sealed, mode).await
     }
 
+    /// Deleting `/memories` deletes every file but the key check record (one delete per
+    /// top-level entry), so the store stays marked as encrypted.
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
-        self.inner.delete(path).await
+        self.ensure_checked().await?;
+        if is_reserved(path) {
+            return Err(Error::NotFound { path: path.clone() });
+        }
+        if !path.is_root() {
+            return self.inner.delete(path).await;
+        }
+        let record = key_check_path();
+        let mut tops = BTreeSet::new();
+        for meta in self.inner.list(path).await? {
+            if meta.path == record {
+                continue;
+            }
+            if let Some(top) = meta.path.ancestors().into_iter().next() {
+                tops.insert(top);
+            } else {
+                tops.insert(meta.path);
+            }
+        }
+        for top in tops {
+            match self.inner.delete(&top).await {
+                Ok(()) | Err(Error::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        self.ensure_checked().await?;
         Ok(self
             .inner
             .list(dir)
             .await?
             .into_iter()
+            .filter(|meta| !is_reserved(&meta.path))
             .map(plaintext_meta)
             .collect())
     }
@@ -245,6 +381,46 @@ impl<S: Storage> Storage for Encrypted<S> {
     /// Re-encrypts every moved file for its new path (envelopes are bound to their path), so
     /// this is a copy then delete, not the inner store's atomic rename. See the crate README.
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        self.ensure_checked().await?;
+        if is_reserved(from) {
+            return Err(Error::NotFound { path: from.clone() });
+        }
+        if is_reserved(to) {
+            return Err(reserved(to));
+        }
         self.rename_reencrypting(from, to).await
+    }
+
+    /// The inner store's count, less the key check record.
+    async fn file_count(&self) -> Result<usize> {
+        self.ensure_checked().await?;
+        Ok(self.inner.file_count().await?.saturating_sub(1))
+    }
+
+    /// Seals the content, then lets the inner store create it within the limit in its one
+    /// exact step (the limit raised by one for the key check record the inner store holds).
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        self.ensure_checked().await?;
+        if is_reserved(path) {
+            return Err(reserved(path));
+        }
+        let sealed = self.seal(path, contents)?;
+        match self
+            .inner
+            .create_within(path, sealed, max_files.saturating_add(1))
+            .await
+        {
+            Err(Error::StoreFull { .. }) => Err(Error::StoreFull { max_files }),
+            other => other,
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 }

@@ -3,11 +3,13 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+mod check;
 mod encrypted;
 mod envelope;
 mod key;
 mod rekey;
 
+pub use check::{EncryptionState, KEY_CHECK_PATH, OpenError, probe};
 pub use encrypted::Encrypted;
 pub use envelope::{EncryptionError, EnvelopePart, FORMAT_VERSION, MAGIC, OVERHEAD};
 pub use key::{KEY_ID_LEN, KEY_LEN, Key, KeyError, KeyId, Keyring, generate_key_file};

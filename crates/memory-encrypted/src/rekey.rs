@@ -2,6 +2,7 @@
 
 use memory_core::{Error, MemoryPath, Result, Storage, WriteMode};
 
+use crate::check;
 use crate::encrypted::MAX_ATTEMPTS;
 use crate::envelope;
 use crate::{Encrypted, EncryptionError};
@@ -108,7 +109,12 @@ impl<S: Storage> Encrypted<S> {
     ///   it is listed in [`RekeyReport::failed`] and left as it was.
     ///
     /// The old keys must still be in the keyring (as decryption keys) while this runs. Only
-    /// listing the store fails the whole call.
+    /// listing the store (or writing the key check record) fails the whole call.
+    ///
+    /// Rekey does not run the key check, so it also adopts a plaintext store (with
+    /// [`RekeyOptions::encrypt_plaintext`]). The key check record is moved to the active key
+    /// when every file is under it; a store without a record gets one once it holds
+    /// envelopes.
     pub async fn rekey_with<F>(
         &self,
         options: &RekeyOptions,
@@ -117,7 +123,10 @@ impl<S: Storage> Encrypted<S> {
     where
         F: FnMut(&RekeyProgress<'_>) + Send,
     {
-        let files = self.inner().list(&MemoryPath::root()).await?;
+        let record = check::key_check_path();
+        let mut files = self.inner().list(&MemoryPath::root()).await?;
+        let had_record = files.iter().any(|meta| meta.path == record);
+        files.retain(|meta| meta.path != record);
         let mut report = RekeyReport {
             total: files.len(),
             ..RekeyReport::default()
@@ -145,6 +154,16 @@ impl<S: Storage> Encrypted<S> {
                 outcome,
             });
         }
+        // The key check record follows the files: under the active key once every file is
+        // (so the old key can be retired), or, for a store that had none, as soon as it holds
+        // envelopes (a plaintext store just adopted is marked as encrypted).
+        let holds_envelopes =
+            report.rekeyed + report.encrypted_plaintext + report.already_current > 0;
+        if report.is_complete() {
+            check::write_record(self.inner(), self.keyring(), WriteMode::Overwrite).await?;
+        } else if !had_record && holds_envelopes {
+            check::write_record(self.inner(), self.keyring(), WriteMode::Create).await?;
+        }
         Ok(report)
     }
 
@@ -158,7 +177,7 @@ impl<S: Storage> Encrypted<S> {
             };
             let (plaintext, outcome) = match envelope::key_id(path, &file.contents) {
                 Ok(id) if id == active => return Ok(RekeyOutcome::AlreadyCurrent),
-                Ok(_) => (self.open(path, file.contents)?, RekeyOutcome::Rekeyed),
+                Ok(_) => (self.decrypt(path, file.contents)?, RekeyOutcome::Rekeyed),
                 Err(EncryptionError::NotEncrypted { .. }) if options.encrypt_plaintext => {
                     (file.contents, RekeyOutcome::EncryptedPlaintext)
                 }

@@ -315,6 +315,9 @@ async fn a_ciphertext_copied_or_moved_to_another_path_is_refused() {
 async fn plaintext_files_and_wrong_keys_have_their_own_errors() {
     let key = Key::generate().unwrap();
     let store = store(&key);
+    // First use: the key check record is written; a plaintext file planted afterwards is
+    // refused on its own read.
+    assert!(store.list(&MemoryPath::root()).await.unwrap().is_empty());
     let old = p("/memories/from-before.md");
     store
         .inner()
@@ -334,11 +337,22 @@ async fn plaintext_files_and_wrong_keys_have_their_own_errors() {
         .write(&path, SECRET.as_bytes().to_vec(), WriteMode::Create)
         .await
         .unwrap();
-    let other = Key::generate().unwrap();
-    let wrong = Encrypted::new(store.into_inner(), Keyring::new(other));
-    let err = wrong.read(&path).await.unwrap_err();
+    // A file under a key the ring lacks, in a store whose key check the ring passes: the
+    // file's own WrongKey.
+    let newer = Key::generate().unwrap();
+    let rotating = Encrypted::new(
+        store.into_inner(),
+        Keyring::new(newer.clone()).with_decryption_key(key.clone()),
+    );
+    let newer_file = p("/memories/newer.md");
+    rotating
+        .write(&newer_file, SECRET.as_bytes().to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    let old_only = Encrypted::new(rotating.into_inner(), Keyring::new(key.clone()));
+    let err = old_only.read(&newer_file).await.unwrap_err();
     match encryption_error(&err) {
-        EncryptionError::WrongKey { key_id, .. } => assert_eq!(*key_id, key.id()),
+        EncryptionError::WrongKey { key_id, .. } => assert_eq!(*key_id, newer.id()),
         other => panic!("{other:?}"),
     }
     // The message names the key id, never key material.
@@ -346,7 +360,7 @@ async fn plaintext_files_and_wrong_keys_have_their_own_errors() {
         err.source()
             .unwrap()
             .to_string()
-            .contains(&key.id().to_string())
+            .contains(&newer.id().to_string())
     );
 }
 
@@ -408,6 +422,7 @@ async fn rename_reencrypts_files_and_directories_for_their_new_paths() {
     assert_eq!(
         paths,
         [
+            memory_encrypted::KEY_CHECK_PATH,
             "/memories/archive/2024/a.md",
             "/memories/archive/2024/sub/b.md",
             "/memories/renamed.md"

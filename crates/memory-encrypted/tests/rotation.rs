@@ -12,7 +12,7 @@ use memory_core::{
     WriteMode,
 };
 use memory_encrypted::{
-    Encrypted, EncryptionError, Key, KeyId, Keyring, RekeyOptions, RekeyOutcome,
+    Encrypted, EncryptionError, Key, KeyId, Keyring, OpenError, RekeyOptions, RekeyOutcome,
 };
 
 fn p(s: &str) -> MemoryPath {
@@ -66,15 +66,29 @@ async fn rotation_reads_old_files_and_writes_under_the_new_key() {
         .unwrap();
     assert_eq!(stored_key_id(&*inner, &a).await, old.id());
     assert_eq!(stored_key_id(&*inner, &b).await, new.id());
-    // A reader holding only the new key reads the new file but not the old one.
-    let new_only = Encrypted::new(Arc::clone(&inner), Keyring::new(new.clone()));
-    assert_eq!(new_only.read(&b).await.unwrap().contents, b"edited\n");
-    let err = new_only.read(&a).await.unwrap_err();
-    let cause = err.source().unwrap().downcast_ref::<EncryptionError>();
+    // Until a rekey completes, the store's key check is under the old key: a reader holding
+    // only the new key is refused at open, before it reads or writes anything.
+    let err = Encrypted::open(Arc::clone(&inner), Keyring::new(new.clone()))
+        .await
+        .unwrap_err();
     assert!(
-        matches!(cause, Some(EncryptionError::WrongKey { key_id, .. }) if *key_id == old.id()),
+        matches!(&err, OpenError::WrongKey { found, keyring } if *found == old.id() && *keyring == [new.id()]),
         "{err:?}"
     );
+    let new_only = Encrypted::new(Arc::clone(&inner), Keyring::new(new.clone()));
+    let err = new_only.read(&b).await.unwrap_err();
+    let cause = err.source().unwrap().downcast_ref::<OpenError>();
+    assert!(
+        matches!(cause, Some(OpenError::WrongKey { found, .. }) if *found == old.id()),
+        "{err:?}"
+    );
+    // With the old key as a decryption key it opens.
+    Encrypted::open(
+        Arc::clone(&inner),
+        Keyring::new(new.clone()).with_decryption_key(old.clone()),
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test]
@@ -197,6 +211,7 @@ impl fmt::Display for EditsFirst {
 }
 
 #[async_trait]
+#[deny(clippy::missing_trait_methods)]
 impl Storage for EditsFirst {
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
         self.inner.read(path).await
@@ -228,6 +243,20 @@ impl Storage for EditsFirst {
     }
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
         self.inner.rename(from, to).await
+    }
+    async fn file_count(&self) -> Result<usize> {
+        self.inner.file_count().await
+    }
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        self.inner.create_within(path, contents, max_files).await
+    }
+    fn capabilities(&self) -> memory_core::Capabilities {
+        self.inner.capabilities()
     }
 }
 
@@ -265,14 +294,17 @@ async fn rekey_reports_unreadable_files_and_can_adopt_plaintext() {
     let new = Key::generate().unwrap();
     let inner = store_under(&old, 2).await;
     let lost = Key::generate().unwrap();
-    Encrypted::new(Arc::clone(&inner), Keyring::new(lost))
-        .write(
-            &p("/memories/lost-key.md"),
-            b"?".to_vec(),
-            WriteMode::Create,
-        )
-        .await
-        .unwrap();
+    Encrypted::new(
+        Arc::clone(&inner),
+        Keyring::new(lost).with_decryption_key(old.clone()),
+    )
+    .write(
+        &p("/memories/lost-key.md"),
+        b"?".to_vec(),
+        WriteMode::Create,
+    )
+    .await
+    .unwrap();
     inner
         .write(
             &p("/memories/legacy.md"),
@@ -356,6 +388,7 @@ impl fmt::Display for EditsAfterCopy {
 }
 
 #[async_trait]
+#[deny(clippy::missing_trait_methods)]
 impl Storage for EditsAfterCopy {
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
         self.inner.read(path).await
@@ -389,6 +422,20 @@ impl Storage for EditsAfterCopy {
     }
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
         self.inner.rename(from, to).await
+    }
+    async fn file_count(&self) -> Result<usize> {
+        self.inner.file_count().await
+    }
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        self.inner.create_within(path, contents, max_files).await
+    }
+    fn capabilities(&self) -> memory_core::Capabilities {
+        self.inner.capabilities()
     }
 }
 

@@ -51,7 +51,13 @@ async fn commands_answer_exactly_as_without_encryption() {
         .await
         .unwrap();
     let outer = encrypted.storage().list(&MemoryPath::root()).await.unwrap();
+    // The inner store also holds the key check record, which the wrapper never shows.
+    let (record, inner): (Vec<_>, Vec<_>) = inner
+        .into_iter()
+        .partition(|m| m.path.as_str() == memory_encrypted::KEY_CHECK_PATH);
+    assert_eq!(record.len(), 1);
     assert_eq!(inner.len(), 2);
+    assert_eq!(outer.len(), 2);
     for (i, o) in inner.iter().zip(&outer) {
         assert_eq!(i.size, o.size + memory_encrypted::OVERHEAD);
     }
