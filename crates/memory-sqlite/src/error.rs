@@ -114,7 +114,11 @@ impl SqliteError {
     pub(crate) fn is_retryable(&self) -> bool {
         matches!(
             self,
-            SqliteError::Busy { .. } | SqliteError::Batch { retryable: true, .. }
+            SqliteError::Busy { .. }
+                | SqliteError::Batch {
+                    retryable: true,
+                    ..
+                }
         )
     }
 }

@@ -8,10 +8,12 @@ mod options;
 mod pool;
 mod schema;
 mod storage;
+mod url;
 mod writer;
 
 pub use options::{SqliteOptions, SyncMode};
 pub use storage::SqliteStorage;
+pub use url::{SqliteOpenError, URL_OPTIONS, sqlite_url_path};
 
 /// The `PRAGMA application_id` that marks a SQLite file as a memory store (`"MMSQ"` in ASCII).
 pub const APPLICATION_ID: i32 = schema::APPLICATION_ID;

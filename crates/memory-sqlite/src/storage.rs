@@ -154,7 +154,13 @@ impl SqliteStorage {
         };
         let pool = Pool::new(first, options.max_connections, connect);
         tracing::debug!(db = %path.display(), "opened the SQLite memory store");
-        Ok(Self::from_parts(ctx, Some(path), options, Some(pool), writer))
+        Ok(Self::from_parts(
+            ctx,
+            Some(path),
+            options,
+            Some(pool),
+            writer,
+        ))
     }
 
     /// A store in a private in-memory database: nothing touches the disk and everything is
@@ -263,10 +269,10 @@ impl SqliteStorage {
                 Err(_) => Err(self.writer_gone()),
             };
         };
-        if inner.options.inline_reads {
-            if let Some(mut conn) = pool.try_idle() {
-                return job(&mut conn, &inner.ctx).map_err(Into::into);
-            }
+        if inner.options.inline_reads
+            && let Some(mut conn) = pool.try_idle()
+        {
+            return job(&mut conn, &inner.ctx).map_err(Into::into);
         }
         let inner = Arc::clone(&self.inner);
         let joined = tokio::task::spawn_blocking(move || {
@@ -296,6 +302,14 @@ fn now_ms() -> i64 {
 
 fn to_time(ms: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+/// The memory path a row's key names, or `None` for a foreign row: a key that is not a
+/// memory path in its normal form (this crate only ever writes normal forms).
+fn memory_path(raw: &str) -> Option<MemoryPath> {
+    MemoryPath::parse(raw)
+        .ok()
+        .filter(|path| path.as_str() == raw)
 }
 
 /// The version, size and modification time of the file at `path`, if there is one.
@@ -567,13 +581,13 @@ impl Storage for SqliteStorage {
             let mut skipped = 0u64;
             let mut example = None;
             for (raw, size, modified) in rows {
-                match MemoryPath::parse(&raw) {
-                    Ok(path) => out.push(FileMeta {
+                match memory_path(&raw) {
+                    Some(path) => out.push(FileMeta {
                         path,
                         size: size.max(0) as u64,
                         modified: Some(to_time(modified)),
                     }),
-                    Err(_) => {
+                    None => {
                         skipped += 1;
                         example.get_or_insert(raw);
                     }
@@ -629,8 +643,8 @@ impl Storage for SqliteStorage {
                 .prepare_cached("UPDATE files SET path = ?2, version = ?3 WHERE path = ?1")
                 .map_err(|e| ctx.err(e))?;
             for source in &sources {
-                let target = match MemoryPath::parse(source) {
-                    Ok(source_path) => source_path
+                let target = match memory_path(source) {
+                    Some(source_path) => source_path
                         .rebase(&from, &to)
                         .ok_or_else(|| SqliteError::RenameTooLong {
                             source_path: source.clone(),
@@ -640,7 +654,7 @@ impl Storage for SqliteStorage {
                         .to_owned(),
                     // A foreign row moves with its directory, its name kept as it is, as a
                     // folder store's rename takes every entry along.
-                    Err(_) => format!("{to}{}", &source[from.as_str().len()..]),
+                    None => format!("{to}{}", &source[from.as_str().len()..]),
                 };
                 update
                     .execute(params![source.as_str(), target.as_str(), version])

@@ -15,6 +15,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -23,6 +24,9 @@ use crate::pool::Ctx;
 
 /// Most writes one transaction takes.
 pub(crate) const MAX_BATCH: usize = 64;
+
+/// Longest the writer thread waits for the other writers of a busy moment to queue.
+const LINGER: Duration = Duration::from_micros(500);
 
 /// Tells a caller how its write ended, given how the commit ended.
 pub(crate) type Finish = Box<dyn FnOnce(Option<&Arc<SqliteError>>) + Send>;
@@ -117,18 +121,25 @@ impl Drop for Writer {
         // Closing the queue ends the thread after the jobs already queued; waiting for it
         // closes the connection before the store is gone, so a reopened file finds it closed.
         self.queue.take();
-        if let Some(thread) = self.thread.take() {
-            if thread.thread().id() != std::thread::current().id() {
-                let _ = thread.join();
-            }
+        if let Some(thread) = self.thread.take()
+            && thread.thread().id() != std::thread::current().id()
+        {
+            let _ = thread.join();
         }
     }
 }
 
 fn run(mut conn: Connection, ctx: &Ctx, jobs: &mpsc::Receiver<Job>) {
+    // How many writers seem to be writing at once, from the last batches: while fewer have
+    // queued, the thread waits a moment for the rest (they are being told the previous
+    // commit's results and are about to queue their next write), so that they share the next
+    // commit instead of splitting into a commit of one and a commit of the others. A single
+    // writer never waits.
+    let mut writers = 1usize;
     while let Ok(first) = jobs.recv() {
         let mut batch = Vec::new();
         let mut next = Some(first);
+        let deadline = Instant::now() + LINGER;
         while let Some(job) = next.take() {
             match job {
                 Job::Read(read) => {
@@ -140,11 +151,18 @@ fn run(mut conn: Connection, ctx: &Ctx, jobs: &mpsc::Receiver<Job>) {
                 }
                 Job::Write(write) => batch.push(write),
             }
-            if batch.len() < MAX_BATCH {
-                next = jobs.try_recv().ok();
+            if batch.len() >= MAX_BATCH {
+                break;
+            }
+            next = jobs.try_recv().ok();
+            if next.is_none() && !batch.is_empty() && batch.len() < writers {
+                let left = deadline.saturating_duration_since(Instant::now());
+                next = jobs.recv_timeout(left).ok();
             }
         }
         if !batch.is_empty() {
+            // Grows at once with more writers, shrinks slowly when fewer show up.
+            writers = batch.len().max(writers.saturating_mul(3) / 4).max(1);
             commit_batch(&conn, ctx, batch);
         }
     }
@@ -195,7 +213,11 @@ fn commit_batch(conn: &Connection, ctx: &Ctx, batch: Vec<WriteJob>) {
                 earlier(Some(&e));
             }
             // This job's own failure is the better explanation for its caller.
-            if ok { finish(Some(&e)) } else { finish(None) }
+            if ok {
+                finish(Some(&e))
+            } else {
+                finish(None)
+            }
             lost = Some(e);
             continue;
         }
@@ -207,7 +229,9 @@ fn commit_batch(conn: &Connection, ctx: &Ctx, batch: Vec<WriteJob>) {
         }
         return;
     }
-    let committed = conn.execute_batch("COMMIT").map_err(|e| Arc::new(ctx.err(e)));
+    let committed = conn
+        .execute_batch("COMMIT")
+        .map_err(|e| Arc::new(ctx.err(e)));
     if committed.is_err() && !conn.is_autocommit() {
         let _ = conn.execute_batch("ROLLBACK");
     }

@@ -36,7 +36,12 @@ async fn store_files_are_0600_whatever_the_umask() {
             .unwrap();
         for suffix in ["", "-wal", "-shm"] {
             let file = dir.path().join(format!("umask-{umask:o}.db{suffix}"));
-            assert_eq!(mode(&file), 0o600, "{} with umask {umask:o}", file.display());
+            assert_eq!(
+                mode(&file),
+                0o600,
+                "{} with umask {umask:o}",
+                file.display()
+            );
         }
         drop(storage);
     }

@@ -302,3 +302,79 @@ async fn locked_for_too_long_is_retryable() {
         .await
         .unwrap();
 }
+
+#[test]
+fn from_url_reads_the_path_forms_and_the_options() {
+    use memory_core::options::{OptionsError, StoreOptions, SyncMode};
+    use memory_sqlite::SqliteOpenError;
+    let dir = tempfile::tempdir().unwrap();
+    let abs = dir.path().join("a.db");
+    for url in [
+        format!("sqlite:{}", abs.display()),
+        format!("sqlite://{}", abs.display()),
+        format!("SQLITE:{}", abs.display()),
+    ] {
+        let s = SqliteStorage::from_url(&url, StoreOptions::new()).unwrap();
+        assert_eq!(s.path(), Some(abs.as_path()), "{url}");
+        assert_eq!(s.options(), &SqliteOptions::default(), "{url}");
+    }
+    let url = format!(
+        "sqlite:{}?sync=data&busy_timeout=250ms&max_connections=2&inline_reads=false",
+        abs.display()
+    );
+    let s = SqliteStorage::from_url(&url, StoreOptions::new()).unwrap();
+    assert_eq!(s.options().sync, SyncMode::Data);
+    assert_eq!(s.options().busy_timeout, Duration::from_millis(250));
+    assert_eq!(s.options().max_connections, 2);
+    assert!(!s.options().inline_reads);
+    // A caller's options win over the URL's.
+    let s = SqliteStorage::from_url(&url, StoreOptions::from_pairs([("sync", "none")])).unwrap();
+    assert_eq!(s.options().sync, SyncMode::None);
+
+    // Refusals: typed, naming the option; no file is created.
+    let new = dir.path().join("never.db");
+    let err = SqliteStorage::from_url(
+        &format!("sqlite:{}?busy=1", new.display()),
+        StoreOptions::new(),
+    )
+    .unwrap_err();
+    match &err {
+        SqliteOpenError::Options(OptionsError::UnknownOption { key, accepted }) => {
+            assert_eq!(key, "busy");
+            assert_eq!(
+                accepted,
+                &["sync", "busy_timeout", "max_connections", "inline_reads"]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    for bad in [
+        "sync=fast",
+        "busy_timeout=5",
+        "max_connections=0",
+        "inline_reads=maybe",
+    ] {
+        let err = SqliteStorage::from_url(
+            &format!("sqlite:{}?{bad}", new.display()),
+            StoreOptions::new(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SqliteOpenError::Options(OptionsError::InvalidValue { .. })
+            ),
+            "{bad}: {err:?}"
+        );
+    }
+    for bad in ["sqlite:", "sqlite://", "file:m.db", "m.db"] {
+        assert!(
+            matches!(
+                SqliteStorage::from_url(bad, StoreOptions::new()),
+                Err(SqliteOpenError::Url { .. })
+            ),
+            "{bad}"
+        );
+    }
+    assert!(!new.exists());
+}

@@ -9,6 +9,9 @@
 //!   kill the database opens, passes `PRAGMA integrity_check`, every file is whole and holds the
 //!   last content the worker saw committed or the one it was writing, and the directory is
 //!   entirely at one place or the other.
+//! - `creates_race_at_the_limit`: a store one file short of its limit; several processes, each
+//!   with its own connection, create a file with `create_within` at the same moment; exactly
+//!   one wins, every other one is told the store is full. Several rounds.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -25,6 +28,8 @@ const APPENDS: usize = 40;
 const CRASH_FILES: usize = 4;
 const DIR_FILES: usize = 3;
 const KILLS: usize = 8;
+const RACE_LIMIT: usize = 30;
+const RACE_ROUNDS: usize = 4;
 
 fn p(s: &str) -> MemoryPath {
     MemoryPath::parse(s).unwrap()
@@ -170,6 +175,22 @@ fn worker(role: &str) {
                 }
                 writeln!(out, "ok {k} {hash:016x}").unwrap();
                 out.flush().unwrap();
+            }
+        }),
+        ["race", db, go, id] => rt.block_on(async {
+            let s = SqliteStorage::open(db).unwrap();
+            // Everyone opens first, then waits for the same signal.
+            while !Path::new(go).exists() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let path = p(&format!("/memories/race/{id}.md"));
+            match s.create_within(&path, b"mine".to_vec(), RACE_LIMIT).await {
+                Ok(_) => println!("won"),
+                Err(memory_core::Error::StoreFull { max_files }) => {
+                    assert_eq!(max_files, RACE_LIMIT);
+                    println!("full");
+                }
+                Err(e) => panic!("create_within: {e:?}"),
             }
         }),
         other => panic!("unknown worker role {other:?}"),
@@ -361,14 +382,64 @@ fn kill_9_during_writes(dir: &Path) -> String {
     format!("{total_commits} commits, {kills_mid_write} of {KILLS} kills during a write")
 }
 
+fn creates_race_at_the_limit(dir: &Path) -> String {
+    let db = dir.join("race.db");
+    runtime().block_on(async {
+        let s = SqliteStorage::open(&db).unwrap();
+        for i in 0..RACE_LIMIT - 1 {
+            s.write(
+                &p(&format!("/memories/seed/{i}.md")),
+                b"x".to_vec(),
+                WriteMode::Create,
+            )
+            .await
+            .unwrap();
+        }
+    });
+    for round in 0..RACE_ROUNDS {
+        let go = dir.join(format!("go-{round}"));
+        let children: Vec<Child> = (0..PROCESSES)
+            .map(|id| {
+                spawn_worker(
+                    &format!("race|{}|{}|{round}-{id}", db.display(), go.display()),
+                    Stdio::piped(),
+                )
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        std::fs::write(&go, b"").unwrap();
+        let mut answers = Vec::new();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "a worker failed: {}", out.status);
+            answers.push(String::from_utf8_lossy(&out.stdout).trim().to_owned());
+        }
+        let won = answers.iter().filter(|a| *a == "won").count();
+        assert_eq!(won, 1, "round {round}: {answers:?}");
+        assert_eq!(
+            answers.iter().filter(|a| *a == "full").count(),
+            PROCESSES - 1,
+            "round {round}: {answers:?}"
+        );
+        runtime().block_on(async {
+            let s = SqliteStorage::open(&db).unwrap();
+            assert_eq!(s.file_count().await.unwrap(), RACE_LIMIT, "round {round}");
+            // Back to one short of the limit for the next round.
+            s.delete(&p("/memories/race")).await.unwrap();
+        });
+    }
+    format!("{RACE_ROUNDS} rounds of {PROCESSES} processes")
+}
+
 fn main() {
     if let Ok(role) = std::env::var(WORKER_VAR) {
         worker(&role);
         return;
     }
     type Test = fn(&Path) -> String;
-    let tests: [(&str, Test); 2] = [
+    let tests: [(&str, Test); 3] = [
         ("processes_lose_no_edit", processes_lose_no_edit),
+        ("creates_race_at_the_limit", creates_race_at_the_limit),
         ("kill_9_during_writes", kill_9_during_writes),
     ];
     let (mut passed, mut failed) = (0, 0);

@@ -87,3 +87,75 @@ async fn many_tasks_many_handles_lose_no_edit() {
         }
     }
 }
+
+/// Writes queued at the same moment share one transaction (group commit); one that fails
+/// must fail alone, and leave nothing of itself behind. Here a directory rename fails after
+/// it has already moved one file (the next file's new path would be too deep), in the middle
+/// of many concurrent creates, several times: each create succeeds and is there after a
+/// reopen, each rename fails, and the directory is untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_write_in_a_batch_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("batch.db");
+    let store = Arc::new(SqliteStorage::open(&db).unwrap());
+    let first = MemoryPath::parse("/memories/d/a.md").unwrap();
+    store
+        .write(&first, b"first".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    // 20 segments below /memories: at the limit; two more are one too many.
+    let deep = format!("/memories/d/{}deep.md", "z/".repeat(18));
+    let deep = MemoryPath::parse(&deep).unwrap();
+    store
+        .write(&deep, b"deep".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    const ROUNDS: usize = 10;
+    const CREATES: usize = 16;
+    for round in 0..ROUNDS {
+        let mut tasks = Vec::new();
+        for i in 0..CREATES {
+            let creator = Arc::clone(&store);
+            tasks.push(tokio::spawn(async move {
+                let path = MemoryPath::parse(&format!("/memories/new/{round}-{i}.md")).unwrap();
+                creator
+                    .write(&path, b"new".to_vec(), WriteMode::Create)
+                    .await
+            }));
+            if i == CREATES / 2 {
+                let store = Arc::clone(&store);
+                tasks.push(tokio::spawn(async move {
+                    let e = store
+                        .rename(
+                            &MemoryPath::parse("/memories/d").unwrap(),
+                            &MemoryPath::parse("/memories/x/y/d").unwrap(),
+                        )
+                        .await
+                        .unwrap_err();
+                    assert!(matches!(e, Error::Backend { .. }), "{e:?}");
+                    Ok(memory_core::Version::new("rename failed as it should"))
+                }));
+            }
+        }
+        for task in tasks {
+            task.await.unwrap().unwrap();
+        }
+    }
+    drop(store);
+    let store = SqliteStorage::open(&db).unwrap();
+    assert_eq!(store.read(&first).await.unwrap().contents, b"first");
+    assert_eq!(store.read(&deep).await.unwrap().contents, b"deep");
+    assert!(
+        store
+            .list(&MemoryPath::parse("/memories/x").unwrap())
+            .await
+            .unwrap()
+            .is_empty(),
+        "the failed rename left a file at its destination"
+    );
+    let created = store
+        .list(&MemoryPath::parse("/memories/new").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(created.len(), ROUNDS * CREATES);
+}

@@ -1,0 +1,104 @@
+//! Group commit on SQLite: durable edits (`sync=full`, every commit flushed) by 1 task beside
+//! 8 concurrent tasks on one store in one process.
+//!
+//! `cargo bench -p memory-bench --bench group_commit`. Each bench is named
+//! `sqlite_durable_edits/<tasks>` and its throughput is in edits per second; the goal (issue:
+//! durable writes at the floor) is 8 tasks at least 3x the edits per second of 1 task, because
+//! the store's writer thread commits the writes queued at the same moment in one transaction.
+//! Each task `str_replace`s in a file of its own through `MemoryTool`, so the tasks never
+//! conflict and every edit is one committed write.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use memory_bench::fixtures::scratch_dir;
+use memory_core::{MemoryHandler, MemoryTool};
+use memory_sqlite::{SqliteOptions, SqliteStorage, SyncMode};
+use serde_json::json;
+
+/// The writer counts compared.
+const TASKS: [usize; 2] = [1, 8];
+
+/// Edits each task makes per timed round.
+const EDITS_PER_ROUND: usize = 8;
+
+fn group_commit(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let parent = Path::new(env!("CARGO_TARGET_TMPDIR")).join("memory-bench");
+    let mut group = c.benchmark_group("sqlite_durable_edits");
+    for tasks in TASKS {
+        let scratch = scratch_dir(&parent).expect("a scratch folder");
+        let storage = SqliteStorage::open_with(
+            scratch.path().join("memory.db"),
+            SqliteOptions::default().sync(SyncMode::Full),
+        )
+        .expect("open the database");
+        let tool = Arc::new(MemoryTool::new(storage));
+        rt.block_on(async {
+            for task in 0..tasks {
+                let out = tool
+                    .execute(&json!({
+                        "command": "create",
+                        "path": format!("/memories/task-{task}.md"),
+                        "file_text": "counter: a\n",
+                    }))
+                    .await;
+                assert!(!out.is_error, "seed: {out:?}");
+            }
+        });
+        group.throughput(Throughput::Elements((tasks * EDITS_PER_ROUND) as u64));
+        group.bench_function(format!("{tasks}"), |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let mut running = Vec::with_capacity(tasks);
+                        for task in 0..tasks {
+                            let tool = Arc::clone(&tool);
+                            running.push(tokio::spawn(async move {
+                                let path = format!("/memories/task-{task}.md");
+                                for _ in 0..EDITS_PER_ROUND / 2 {
+                                    for (old, new) in [("a", "b"), ("b", "a")] {
+                                        let out = tool
+                                            .execute(&json!({
+                                                "command": "str_replace", "path": path,
+                                                "old_str": format!("counter: {old}"),
+                                                "new_str": format!("counter: {new}"),
+                                            }))
+                                            .await;
+                                        assert!(!out.is_error, "edit: {out:?}");
+                                        black_box(out);
+                                    }
+                                }
+                            }));
+                        }
+                        for task in running {
+                            task.await.expect("an edit task");
+                        }
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        drop(tool);
+        drop(scratch);
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
+    targets = group_commit
+}
+criterion_main!(benches);
