@@ -294,10 +294,10 @@ impl<S: fmt::Display> fmt::Display for Prefixed<S> {
 #[deny(clippy::missing_trait_methods)]
 impl<S: Storage> Storage for Prefixed<S> {
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
-        if path.is_root() {
+        // The root, or a path too long to exist in the inner store.
+        let Some(inner) = (!path.is_root()).then(|| self.down(path).ok()).flatten() else {
             return Err(Error::NotFound { path: path.clone() });
-        }
-        let inner = self.down(path)?;
+        };
         self.inner.read(&inner).await.map_err(|e| self.up_error(e))
     }
 
@@ -333,7 +333,10 @@ impl<S: Storage> Storage for Prefixed<S> {
     }
 
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
-        let inner = self.down(path)?;
+        let Ok(inner) = self.down(path) else {
+            // Too long to exist in the inner store.
+            return Err(Error::NotFound { path: path.clone() });
+        };
         if path.is_root() {
             // Every file below the prefix; the prefix itself is never a file of this store.
             return match self.inner.stat(&inner).await {
@@ -364,7 +367,9 @@ impl<S: Storage> Storage for Prefixed<S> {
     }
 
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
-        let inner_from = self.down(from)?;
+        let Ok(inner_from) = self.down(from) else {
+            return Err(Error::NotFound { path: from.clone() });
+        };
         let inner_to = self.down(to)?;
         self.inner
             .rename(&inner_from, &inner_to)
@@ -863,6 +868,24 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(view.stat(&path).await.unwrap(), None);
+        assert!(matches!(
+            view.read(&path).await.unwrap_err(),
+            Error::NotFound { .. }
+        ));
+        assert!(matches!(
+            view.delete(&path).await.unwrap_err(),
+            Error::NotFound { .. }
+        ));
+        assert!(view.list(&path).await.unwrap().is_empty());
+        let e = view.rename(&path, &p("/memories/x")).await.unwrap_err();
+        assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
+        view.write(&p("/memories/x"), Vec::new(), WriteMode::Create)
+            .await
+            .unwrap();
+        let e = view.rename(&p("/memories/x"), &path).await.unwrap_err();
+        assert!(matches!(e, Error::Refused { .. }), "{e:?}");
+        let e = view.create_within(&path, Vec::new(), 10).await.unwrap_err();
+        assert!(matches!(e, Error::Refused { .. }), "{e:?}");
     }
 
     #[tokio::test]

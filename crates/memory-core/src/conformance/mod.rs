@@ -1,4 +1,4 @@
-//! The shared test suite every [`Storage`](crate::Storage) backend and wrapper runs.
+//! The shared test suite every [`Storage`] backend and wrapper runs.
 //!
 //! **Not a stable API**: compiled only with the `conformance` feature (and in this crate's own
 //! tests), for the workspace's backend crates to use from their tests. Functions may be added,
