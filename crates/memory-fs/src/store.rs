@@ -15,8 +15,10 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use cap_std::fs::{Dir, DirBuilder, DirBuilderExt, Metadata, OpenOptions, OpenOptionsExt};
+use memory_core::options::SyncMode;
 use memory_core::{Entry, Error, FileMeta, MemoryPath, Result, Version, WriteMode};
-use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
 use crate::FsOptions;
@@ -51,7 +53,26 @@ const TEMP_HEX: usize = 32;
 /// earlier version), so they are only pointed out in the log when the store opens.
 pub(crate) fn is_legacy_temp_name(name: &str) -> bool {
     name.strip_prefix(".memory-tmp-")
-        .is_some_and(|rest| is_temp_name(rest))
+        .is_some_and(is_temp_name)
+}
+
+/// How `openat2` resolves a path below the root: never above it, never through a symbolic
+/// link (a link anywhere in the path fails the call with `ELOOP`), never through a magic link.
+const BENEATH: ResolveFlags = ResolveFlags::BENEATH
+    .union(ResolveFlags::NO_SYMLINKS)
+    .union(ResolveFlags::NO_MAGICLINKS);
+
+/// What `openat2` found below the root.
+enum Beneath {
+    /// The path, opened.
+    Opened(std::os::fd::OwnedFd),
+    /// The path or one of its ancestors is a symbolic link.
+    Link,
+    /// Nothing there, or an ancestor is not a folder.
+    Missing,
+    /// `openat2` cannot answer (the kernel lacks it, a filter forbids it, or it could not rule
+    /// out a race): resolve component by component instead.
+    Walk,
 }
 
 /// How often a write starts over when folders vanish under a concurrent delete.
@@ -129,6 +150,18 @@ fn is_not_found(e: &io::Error) -> bool {
     )
 }
 
+/// A modification time from `fstat`'s seconds and nanoseconds.
+fn modified_time(secs: i64, nanos: impl TryInto<u32>) -> Option<SystemTime> {
+    let nanos = nanos.try_into().ok()?;
+    if secs >= 0 {
+        SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs.unsigned_abs(), nanos))
+    } else {
+        SystemTime::UNIX_EPOCH
+            .checked_sub(Duration::from_secs(secs.unsigned_abs()))?
+            .checked_add(Duration::from_nanos(u64::from(nanos)))
+    }
+}
+
 /// Creates `dir` and its missing ancestors, each with mode 0700 whatever the umask: a folder
 /// the store creates holds memories, so it is private (the ancestors too: a world-writable
 /// parent would let anyone swap the store's folder).
@@ -186,6 +219,10 @@ pub(crate) struct Store {
     count: std::fs::File,
     /// Set when this process failed to update the count file: the next count is a walk.
     count_stale: AtomicBool,
+    /// Whether paths are opened with one `openat2` call (`RESOLVE_BENEATH |
+    /// RESOLVE_NO_SYMLINKS`); otherwise, or when the kernel refuses it, every ancestor is
+    /// checked without following links and cap-std opens the path.
+    openat2: AtomicBool,
     options: FsOptions,
 }
 
@@ -290,8 +327,14 @@ impl Store {
             lock: Mutex::new(lock),
             count,
             count_stale: AtomicBool::new(false),
+            openat2: AtomicBool::new(true),
             options,
         };
+        // Probe once: an old kernel (before 5.6) or a system-call filter refuses openat2.
+        if matches!(store.beneath_root(), Beneath::Walk) {
+            store.openat2.store(false, Ordering::Relaxed);
+            tracing::debug!(base = %base.display(), "memory-fs: openat2 is not available; resolving paths component by component");
+        }
         let removed = store.remove_stale_temps();
         if removed > 0 {
             tracing::info!(base = %base.display(), removed, "memory-fs: removed stale temporary files");
@@ -303,6 +346,19 @@ impl Store {
             tracing::debug!(base = %base.display(), files, "memory-fs: counted the files");
         }
         Ok(store)
+    }
+
+    /// The store resolving every path component by component, as on a kernel without
+    /// `openat2` (for tests of that path).
+    #[cfg(test)]
+    pub(crate) fn without_openat2(self) -> Self {
+        self.openat2.store(false, Ordering::Relaxed);
+        self
+    }
+
+    /// The options the store was opened with.
+    pub(crate) fn options(&self) -> &FsOptions {
+        &self.options
     }
 
     fn lock(&self) -> Result<Locked<'_>, FsError> {
@@ -505,8 +561,60 @@ impl Store {
     // -----------------------------------------------------------------------------------------
     // Reads
 
+    /// Opens `path` below the root with one `openat2` call, never through a link.
+    fn beneath(&self, path: &MemoryPath, flags: OFlags) -> Result<Beneath, FsError> {
+        if !self.openat2.load(Ordering::Relaxed) {
+            return Ok(Beneath::Walk);
+        }
+        let r = rel(path)?;
+        match rustix::fs::openat2(
+            &self.root,
+            &r,
+            flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+            BENEATH,
+        ) {
+            Ok(fd) => Ok(Beneath::Opened(fd)),
+            Err(Errno::LOOP) => Ok(Beneath::Link),
+            Err(Errno::NOENT | Errno::NOTDIR) => Ok(Beneath::Missing),
+            // No openat2 (ENOSYS), a filter (EPERM), flags it does not know (EINVAL), or a
+            // concurrent rename it could not rule out (EAGAIN, EXDEV): the walk decides.
+            Err(Errno::NOSYS | Errno::PERM | Errno::INVAL | Errno::AGAIN | Errno::XDEV) => {
+                Ok(Beneath::Walk)
+            }
+            Err(e) => Err(FsError::io("open", path, e.into())),
+        }
+    }
+
+    /// Whether `openat2` works here: opens the root itself.
+    fn beneath_root(&self) -> Beneath {
+        self.beneath(&MemoryPath::root(), OFlags::PATH | OFlags::DIRECTORY)
+            .unwrap_or(Beneath::Walk)
+    }
+
     pub(crate) fn read(&self, path: &MemoryPath) -> Result<memory_core::StoredFile> {
         let not_found = || Error::NotFound { path: path.clone() };
+        if path.is_root() {
+            return Err(not_found());
+        }
+        // One openat2, one fstat, the reads (NONBLOCK: a FIFO planted there cannot hang us).
+        match self.beneath(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)? {
+            Beneath::Opened(fd) => {
+                let st = rustix::fs::fstat(&fd).map_err(|e| FsError::io("stat", path, e.into()))?;
+                if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+                    return Err(not_found());
+                }
+                let mut file = std::fs::File::from(fd);
+                let mut contents = Vec::with_capacity(usize::try_from(st.st_size).unwrap_or(0));
+                file.read_to_end(&mut contents)
+                    .map_err(|e| FsError::io("read", path, e))?;
+                let version = version_of(&contents);
+                return Ok(memory_core::StoredFile { contents, version });
+            }
+            Beneath::Link => return Err(Error::SymbolicLink { path: path.clone() }),
+            Beneath::Missing => return Err(not_found()),
+            Beneath::Walk => {}
+        }
         if !matches!(self.probe_unlinked(path)?, Probe::File(_)) {
             return Err(not_found());
         }
@@ -526,6 +634,30 @@ impl Store {
     }
 
     pub(crate) fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+        if !path.is_root() {
+            // O_PATH with O_NOFOLLOW: a link at the end is opened itself, never followed.
+            match self.beneath(path, OFlags::PATH)? {
+                Beneath::Opened(fd) => {
+                    let st =
+                        rustix::fs::fstat(&fd).map_err(|e| FsError::io("stat", path, e.into()))?;
+                    return Ok(match FileType::from_raw_mode(st.st_mode) {
+                        FileType::RegularFile => Some(Entry::File(FileMeta {
+                            path: path.clone(),
+                            size: u64::try_from(st.st_size).unwrap_or(0),
+                            modified: modified_time(st.st_mtime, st.st_mtime_nsec),
+                        })),
+                        FileType::Directory if self.has_file_below(path)? => Some(Entry::Directory),
+                        FileType::Symlink => {
+                            return Err(Error::SymbolicLink { path: path.clone() });
+                        }
+                        _ => None,
+                    });
+                }
+                Beneath::Link => return Err(Error::SymbolicLink { path: path.clone() }),
+                Beneath::Missing => return Ok(None),
+                Beneath::Walk => {}
+            }
+        }
         Ok(match self.probe_unlinked(path)? {
             Probe::File(meta) => Some(Entry::File(Self::meta(path.clone(), &meta))),
             Probe::Dir if path.is_root() || self.has_file_below(path)? => Some(Entry::Directory),
@@ -690,11 +822,23 @@ impl Store {
         removed
     }
 
+    /// Syncs a folder (with [`SyncMode::Full`] only), so that the names a write changed in it
+    /// survive a crash.
     fn sync_dir(&self, dir: &MemoryPath) -> Result<(), FsError> {
-        if !self.options.fsync {
+        if self.options.sync != SyncMode::Full {
             return Ok(());
         }
-        // A readable handle (not the capability's path-only one): fsync needs it.
+        let failed = |e: io::Error| FsError::io("sync folder", dir, e);
+        if dir.is_root() {
+            return rustix::fs::fsync(&self.root).map_err(|e| failed(e.into()));
+        }
+        match self.beneath(dir, OFlags::RDONLY | OFlags::DIRECTORY)? {
+            Beneath::Opened(fd) => return rustix::fs::fsync(&fd).map_err(|e| failed(e.into())),
+            Beneath::Link => return Err(FsError::NotRegular { path: dir.clone() }),
+            Beneath::Missing => return Err(failed(io::ErrorKind::NotFound.into())),
+            Beneath::Walk => {}
+        }
+        // A readable handle (not a path-only one): fsync needs it.
         let mut options = OpenOptions::new();
         options.read(true);
         self.root
@@ -849,10 +993,12 @@ impl Store {
         }
         file.write_all(contents)
             .map_err(|e| FsError::io("write temporary file for", path, e))?;
-        if self.options.fsync {
-            file.sync_all()
-                .map_err(|e| FsError::io("sync temporary file for", path, e))?;
+        match self.options.sync {
+            SyncMode::Full => file.sync_all(),
+            SyncMode::Data => file.sync_data(),
+            SyncMode::None => Ok(()),
         }
+        .map_err(|e| FsError::io("sync temporary file for", path, e))?;
         Ok(())
     }
 
