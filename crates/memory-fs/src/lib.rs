@@ -8,6 +8,7 @@ compile_error!("memory-fs supports Unix-like systems only (it relies on file mod
 
 mod error;
 mod store;
+mod url;
 
 use std::fmt;
 use std::path::Path;
@@ -20,6 +21,7 @@ use memory_core::{Entry, FileMeta, MemoryPath, Result, Storage, StoredFile, Vers
 
 use crate::error::FsError;
 use crate::store::Store;
+pub use crate::url::{FsOpenError, URL_OPTIONS, fs_url_path};
 
 /// Settings of an [`FsStorage`]; the defaults suit every normal use.
 #[derive(Debug, Clone, PartialEq, Eq)]
