@@ -34,12 +34,12 @@ pub(crate) enum FsError {
     /// A symbolic link or special file is in the way; links are never followed.
     #[error("{path} is a symbolic link or special file, which the store never follows")]
     NotRegular { path: MemoryPath },
-    /// The folder of temporary files is not on the file system of `memories/` (for example
-    /// `memories/` is a mount point or a link to another disk), so a finished temporary file
-    /// could not be moved into place in one step.
+    /// The folder of temporary files is not on the file system and mount of `memories/` (for
+    /// example `memories/` is a mount point or a link to another disk), so a finished temporary
+    /// file could not be moved into place in one step.
     #[error(
-        "cannot open the memory store at {base}: {temp_dir} and {memories} are on different file systems; \
-         the store needs both on one file system to write atomically"
+        "cannot open the memory store at {base}: {temp_dir} and {memories} are on different file systems or mounts; \
+         the store needs both on one mount to write atomically"
     )]
     TempElsewhere {
         base: PathBuf,

@@ -52,8 +52,7 @@ const TEMP_HEX: usize = 32;
 /// are ordinary memories now (a file of that name may be a user's memory, renamed there by an
 /// earlier version), so they are only pointed out in the log when the store opens.
 pub(crate) fn is_legacy_temp_name(name: &str) -> bool {
-    name.strip_prefix(".memory-tmp-")
-        .is_some_and(is_temp_name)
+    name.strip_prefix(".memory-tmp-").is_some_and(is_temp_name)
 }
 
 /// How `openat2` resolves a path below the root: never above it, never through a symbolic
