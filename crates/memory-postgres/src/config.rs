@@ -9,7 +9,7 @@ use tokio_postgres::config::{Host, SslMode};
 
 use crate::error::PostgresOpenError;
 
-/// The options a `postgres://` store accepts, in the order the README lists them.
+/// The options a `postgres://` memory-tool store accepts, in the order the README lists them.
 pub(crate) const ACCEPTED: &[&str] = &[
     "schema",
     "root",
@@ -87,8 +87,19 @@ fn invalid(reason: impl Into<String>) -> PostgresOpenError {
 }
 
 impl Settings {
-    /// Reads `url` (whose query holds options) and the caller's `options`.
+    /// Reads `url` (whose query holds options) and the caller's `options`, for a memory-tool
+    /// store ([`ACCEPTED`]).
     pub(crate) fn parse(url: &str, options: StoreOptions) -> Result<Self, PostgresOpenError> {
+        Self::parse_accepting(url, options, ACCEPTED)
+    }
+
+    /// [`parse`](Self::parse) accepting the options `accepted` (a subset of [`ACCEPTED`]);
+    /// without `root` among them, `root` is an unknown option.
+    pub(crate) fn parse_accepting(
+        url: &str,
+        options: StoreOptions,
+        accepted: &[&str],
+    ) -> Result<Self, PostgresOpenError> {
         let (base, mut opts) = StoreOptions::from_url(url)?;
         for key in options.keys().map(str::to_owned).collect::<Vec<_>>() {
             if opts.get(&key).is_some() {
@@ -143,7 +154,11 @@ impl Settings {
         if !valid_schema(&schema) {
             return Err(PostgresOpenError::InvalidSchema { schema });
         }
-        let root = opts.take("root").unwrap_or_else(|| DEFAULT_ROOT.to_owned());
+        let root = if accepted.contains(&"root") {
+            opts.take("root").unwrap_or_else(|| DEFAULT_ROOT.to_owned())
+        } else {
+            DEFAULT_ROOT.to_owned()
+        };
         if !valid_root(&root) {
             return Err(PostgresOpenError::InvalidRoot { root });
         }
@@ -199,7 +214,7 @@ impl Settings {
         let application_name = opts
             .take("application_name")
             .unwrap_or_else(|| "memory-postgres".to_owned());
-        opts.finish(ACCEPTED)?;
+        opts.finish(accepted)?;
 
         pg.connect_timeout(connect_timeout);
         pg.application_name(&application_name);

@@ -5,11 +5,16 @@
 
 mod config;
 mod error;
+mod pool;
 mod schema;
 mod storage;
+#[cfg(feature = "stores")]
+mod stores;
 
 pub use error::PostgresOpenError;
 pub use storage::PostgresStorage;
+#[cfg(feature = "stores")]
+pub use stores::{PostgresPersistence, STORES_ACCEPTED_OPTIONS};
 
 /// The schema version this release writes (the number of migrations it knows). Older schemas
 /// are migrated when opened; newer ones are refused with [`PostgresOpenError::SchemaTooNew`].

@@ -30,6 +30,56 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE SEQUENCE {s}.versions AS bigint;
     "#,
+    // 2: the versioned memory stores (memory-store's engine, feature `stores`): stores,
+    // memories (one path per store, byte order) and their immutable versions. Times are
+    // microseconds since the Unix epoch, as the engine keeps them; texts that may hold any
+    // character (content, descriptions) are UTF-8 bytes.
+    r#"
+    CREATE TABLE {s}.stores (
+        id text COLLATE "C" PRIMARY KEY,
+        name text NOT NULL,
+        description bytea NOT NULL,
+        metadata text NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        archived_at bigint
+    );
+    CREATE INDEX stores_by_created ON {s}.stores (created_at, id);
+    CREATE TABLE {s}.memories (
+        store_id text COLLATE "C" NOT NULL,
+        id text COLLATE "C" NOT NULL,
+        path text COLLATE "C" NOT NULL,
+        content bytea NOT NULL,
+        content_sha256 text NOT NULL,
+        content_size_bytes bigint NOT NULL,
+        memory_version_id text NOT NULL,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        PRIMARY KEY (store_id, id),
+        UNIQUE (store_id, path)
+    );
+    CREATE TABLE {s}.memory_versions (
+        store_id text COLLATE "C" NOT NULL,
+        id text COLLATE "C" NOT NULL,
+        memory_id text COLLATE "C" NOT NULL,
+        operation text NOT NULL,
+        created_at bigint NOT NULL,
+        created_by_type text,
+        created_by_id text,
+        created_by_key_id text,
+        path text COLLATE "C",
+        content bytea,
+        content_sha256 text,
+        content_size_bytes bigint,
+        redacted_at bigint,
+        redacted_by_type text,
+        redacted_by_id text,
+        redacted_by_key_id text,
+        PRIMARY KEY (store_id, id)
+    );
+    CREATE INDEX memory_versions_by_created ON {s}.memory_versions (store_id, created_at, id);
+    CREATE INDEX memory_versions_by_memory ON {s}.memory_versions (store_id, memory_id, created_at, id);
+    "#,
 ];
 
 /// The schema version this build writes: the number of migrations it knows.
@@ -58,12 +108,12 @@ impl From<tokio_postgres::Error> for PrepareError {
 }
 
 /// Checks the database, creates or migrates `schema` under the advisory lock, and makes sure
-/// `root` has its row (an empty store of its own).
+/// `root`, if given, has its row (an empty store of its own).
 pub(crate) async fn prepare(
     client: &mut Client,
     database: &str,
     schema: &str,
-    root: &str,
+    root: Option<&str>,
 ) -> Result<(), PrepareError> {
     let encoding: String = client
         .query_one("SELECT pg_encoding_to_char(encoding)::text FROM pg_database WHERE datname = current_database()", &[])
@@ -155,11 +205,13 @@ pub(crate) async fn prepare(
         .await?;
         tracing::info!(schema, version, "applied memory-postgres migration");
     }
-    tx.execute(
-        &format!("INSERT INTO {s}.roots (root) VALUES ($1) ON CONFLICT (root) DO NOTHING"),
-        &[&root],
-    )
-    .await?;
+    if let Some(root) = root {
+        tx.execute(
+            &format!("INSERT INTO {s}.roots (root) VALUES ($1) ON CONFLICT (root) DO NOTHING"),
+            &[&root],
+        )
+        .await?;
+    }
     tx.commit().await?;
     Ok(())
 }

@@ -5,16 +5,15 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{GenericClient, Pool};
 use memory_core::options::{StoreOptions, SyncMode};
 use memory_core::{
     Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
 };
-use tokio_postgres::NoTls;
 
 use crate::config::Settings;
 use crate::error::{self, BadRow, PostgresOpenError, RenameTooLong, backend};
-use crate::schema::{self, PrepareError, quoted};
+use crate::schema::quoted;
 
 /// A memory store in a PostgreSQL database: one row per file in the table `files` of a
 /// schema (`?schema=`, default `memory`), keyed by the store's root name (`?root=`, default
@@ -189,43 +188,7 @@ impl PostgresStorage {
         options: StoreOptions,
     ) -> std::result::Result<Self, PostgresOpenError> {
         let settings = Settings::parse(url, options)?;
-        let manager = Manager::from_config(
-            settings.pg.clone(),
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(settings.pool_size)
-            .runtime(Runtime::Tokio1)
-            .create_timeout(Some(settings.connect_timeout))
-            .wait_timeout(Some(settings.connect_timeout * 6))
-            .recycle_timeout(Some(settings.connect_timeout))
-            .build()
-            .map_err(|e| PostgresOpenError::InvalidUrl {
-                reason: format!("the connection pool cannot be built ({e})"),
-            })?;
-        let mut client = pool.get().await.map_err(|e| connect_error(&settings, e))?;
-        let prepared = schema::prepare(
-            &mut client,
-            &settings.database,
-            &settings.schema,
-            &settings.root,
-        )
-        .await;
-        drop(client);
-        match prepared {
-            Ok(()) => {}
-            Err(PrepareError::Refused(e)) => return Err(e),
-            Err(PrepareError::Query(source)) => {
-                return Err(PostgresOpenError::Database {
-                    host: settings.host.clone(),
-                    port: settings.port,
-                    source,
-                });
-            }
-        }
+        let pool = crate::pool::connect(&settings, Some(&settings.root)).await?;
         tracing::debug!(
             host = %settings.host,
             port = settings.port,
@@ -418,34 +381,6 @@ impl PostgresStorage {
         let v: i64 = row.get(0);
         tx.commit().await.map_err(backend)?;
         Ok(version(v))
-    }
-}
-
-/// The error for a failed first connection: no answer, or the server's refusal.
-fn connect_error(settings: &Settings, e: deadpool_postgres::PoolError) -> PostgresOpenError {
-    use deadpool_postgres::PoolError;
-    match e {
-        PoolError::Backend(source) if source.code().is_some() => PostgresOpenError::Rejected {
-            host: settings.host.clone(),
-            port: settings.port,
-            user: settings.user.clone(),
-            database: settings.database.clone(),
-            source,
-        },
-        PoolError::Backend(source) => PostgresOpenError::Unreachable {
-            host: settings.host.clone(),
-            port: settings.port,
-            source: Box::new(source),
-        },
-        // The pool's create timeout: the server did not answer within connect_timeout.
-        PoolError::Timeout(_) => PostgresOpenError::Unreachable {
-            host: settings.host.clone(),
-            port: settings.port,
-            source: Box::new(error::ConnectTimeout(settings.connect_timeout)),
-        },
-        other => PostgresOpenError::InvalidUrl {
-            reason: format!("the connection pool failed ({other})"),
-        },
     }
 }
 
