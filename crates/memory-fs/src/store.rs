@@ -149,6 +149,18 @@ fn is_not_found(e: &io::Error) -> bool {
     )
 }
 
+/// The device and (where the kernel tells it, since Linux 5.8) the mount a folder is on: a
+/// rename moves a file in one step only within one mount.
+fn mount_of(dir: &std::os::fd::OwnedFd) -> io::Result<(u64, Option<u64>)> {
+    use rustix::fs::StatxFlags;
+    let device = rustix::fs::fstat(dir)?.st_dev;
+    let mount = rustix::fs::statx(dir, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID)
+        .ok()
+        .filter(|st| StatxFlags::from_bits_retain(st.stx_mask).contains(StatxFlags::MNT_ID))
+        .map(|st| st.stx_mnt_id);
+    Ok((device, mount))
+}
+
 /// A modification time from `fstat`'s seconds and nanoseconds.
 fn modified_time(secs: i64, nanos: impl TryInto<u32>) -> Option<SystemTime> {
     let nanos = nanos.try_into().ok()?;
@@ -288,13 +300,7 @@ impl Store {
             Mode::empty(),
         )
         .map_err(|e| open_err(e.into()))?;
-        if rustix::fs::fstat(&root)
-            .map_err(|e| open_err(e.into()))?
-            .st_dev
-            != rustix::fs::fstat(&temp)
-                .map_err(|e| open_err(e.into()))?
-                .st_dev
-        {
+        if mount_of(&root).map_err(open_err)? != mount_of(&temp).map_err(open_err)? {
             return Err(FsError::TempElsewhere {
                 base: base.to_path_buf(),
                 temp_dir,
