@@ -7,7 +7,9 @@ Runs in the oracle's venv (tests/oracle/setup.sh makes it when missing; ORACLE_V
 where). Starts `memory serve` on a loopback port with a fresh database and an API key file,
 then uses client.beta.memory_stores, .memories and .memory_versions: create, list with depth=1,
 update with a precondition (stale: ConflictError), rename, delete, versions listing, redact,
-archive. Stops the server with SIGTERM and checks it exits cleanly. Exit 0 when all pass.
+archive. A client with the SDK's default retries sends each deterministic 409 once (the server
+says `x-should-retry: false`). Stops the server with SIGTERM and checks it exits cleanly. Exit 0
+when all pass.
 """
 
 import argparse
@@ -208,6 +210,48 @@ def run(client):
     stores.delete(other.id)
 
 
+def retries(base_url):
+    """With the SDK's default retries (2), every deterministic 409 is sent once, and carries
+    `x-should-retry: false` and its reason; a malformed precondition is a 400."""
+    sent = []
+    http = anthropic.DefaultHttpxClient(event_hooks={"request": [lambda r: sent.append((r.method, r.url.path))]})
+    client = anthropic.Anthropic(base_url=base_url, api_key="sk-sdk-test-secret", http_client=http)
+    check(client.max_retries == 2, f"the SDK's default retries: {client.max_retries}")
+    stores = client.beta.memory_stores
+    sid = stores.create(name="Retries").id
+    m = stores.memories.create(sid, path="/a.md", content="x")
+    stale = {"type": "content_sha256", "content_sha256": sha256("not x")}
+    cases = [
+        ("path conflict", lambda: stores.memories.create(sid, path="/a.md", content="y"), "path_conflict"),
+        ("stale precondition",
+         lambda: stores.memories.update(m.id, memory_store_id=sid, content="y", precondition=stale),
+         "precondition_failed"),
+        ("stale delete", lambda: stores.memories.delete(m.id, memory_store_id=sid,
+                                                       expected_content_sha256=sha256("not x")),
+         "precondition_failed"),
+        ("redacting the head", lambda: stores.memory_versions.redact(m.memory_version_id, memory_store_id=sid),
+         "head_version"),
+    ]
+    for what, call, reason in cases:
+        sent.clear()
+        e = expect(anthropic.ConflictError, call, what)
+        check(len(sent) == 1, f"{what}: sent {len(sent)} times: {sent}")
+        check(e.response.headers.get("x-should-retry") == "false", f"{what}: x-should-retry")
+        check(error_of(e).get("reason") == reason, f"{what}: reason {error_of(e)}")
+    for bad in [{"type": "etag", "content_sha256": m.content_sha256},
+                {"content_sha256": m.content_sha256},
+                {"type": "content_sha256", "content_sha256": m.content_sha256, "extra": 1}]:
+        sent.clear()
+        e = expect(anthropic.BadRequestError,
+                   lambda: stores.memories.update(m.id, memory_store_id=sid, content="y", precondition=bad),
+                   f"precondition {bad} is a 400")
+        check("precondition" in error_of(e).get("message", ""), f"the message names the precondition: {e.body}")
+        check(len(sent) == 1, f"a 400 is sent once: {sent}")
+    check(stores.memories.retrieve(m.id, memory_store_id=sid).content == "x", "nothing was changed")
+    stores.delete(sid)
+    http.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--memory", required=True, help="the memory binary")
@@ -230,6 +274,7 @@ def main():
             expect(anthropic.AuthenticationError, lambda: bad.beta.memory_stores.list(), "a wrong key is a 401")
             client = anthropic.Anthropic(base_url=base_url, api_key="sk-sdk-test-secret", max_retries=0)
             run(client)
+            retries(base_url)
         finally:
             server.send_signal(signal.SIGTERM)
             try:

@@ -1,7 +1,7 @@
 //! How the store's errors become [`memory_core::Error`]s (the tool words them; we never do).
 
 use memory_core::{Error, MemoryPath};
-use memory_store::StoreError;
+use memory_store::{Reason, StoreError};
 
 /// The backend name in logs and in `Error::Backend`.
 pub(crate) const BACKEND: &str = "MemoryStore";
@@ -31,11 +31,11 @@ pub(crate) fn to_core(e: StoreError, path: &MemoryPath) -> Error {
     match e {
         StoreError::NotFound { .. } => Error::NotFound { path: path.clone() },
         StoreError::PreconditionFailed { .. } => Error::Conflict { path: path.clone() },
-        StoreError::InvalidRequest { message } => {
-            tracing::info!(path = %path, message, "the memory store refused a write");
+        StoreError::InvalidRequest { message, reason } => {
+            tracing::info!(path = %path, message, reason = reason.as_str(), "the memory store refused a write");
             Error::Refused {
                 path: path.clone(),
-                reason: refusal_reason(&message).to_owned(),
+                reason: refusal_text(reason).to_owned(),
             }
         }
         StoreError::PathConflict {
@@ -46,20 +46,26 @@ pub(crate) fn to_core(e: StoreError, path: &MemoryPath) -> Error {
     }
 }
 
-/// The model-facing reason for a store's `invalid_request_error`: one of a few fixed phrases.
-fn refusal_reason(message: &str) -> &'static str {
-    if message.contains("is archived") {
-        "the memory store is archived; its memories can be read but not created or changed"
-    } else if message.contains("is full") {
-        "the memory store is full; delete or consolidate memories first"
-    } else if message.contains("normalization form C") {
-        "the memory store accepts only names in Unicode normalization form C (NFC)"
-    } else if message.contains("format character") {
-        "the memory store does not accept invisible formatting characters in names"
-    } else if message.contains("bytes; a memory holds at most") {
-        "a memory in the store holds at most 102400 bytes"
-    } else {
-        "the memory store does not accept this change"
+/// The model-facing text for a store's refusal: one fixed phrase per [`Reason`] (the store's
+/// own message goes to the log, never to the model).
+pub(crate) fn refusal_text(reason: Reason) -> &'static str {
+    match reason {
+        Reason::StoreArchived => {
+            "the memory store is archived; its memories can be read but not created or changed"
+        }
+        Reason::StoreFull => "the memory store is full; delete or consolidate memories first",
+        Reason::PathNotNfc => {
+            "the memory store accepts only names in Unicode normalization form C (NFC)"
+        }
+        Reason::PathFormatCharacter => {
+            "the memory store does not accept invisible formatting characters in names"
+        }
+        Reason::PathControlCharacter => {
+            "the memory store does not accept control characters in names"
+        }
+        Reason::ContentTooLarge => "a memory in the store holds at most 102400 bytes",
+        Reason::PathInvalid => "the memory store does not accept this name",
+        _ => "the memory store does not accept this change",
     }
 }
 
@@ -128,11 +134,12 @@ mod tests {
 
     #[test]
     fn refusals_never_echo_the_store_message() {
+        // The text comes from the reason alone, whatever the message says.
         let e = to_core(
-            StoreError::InvalidRequest {
-                message: "memory store memstore_x is full: it holds the maximum of 3 memories"
-                    .into(),
-            },
+            StoreError::refused(
+                Reason::StoreFull,
+                "is archived, NFC, bytes; a memory holds at most",
+            ),
             &p("/memories/a.md"),
         );
         match e {

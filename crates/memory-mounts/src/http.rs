@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use memory_core::BoxError;
 use memory_store::{
-    Actor, ListMemories, Memory, MemoryListItem, Page, Store, StoreError, UpdateMemory, View,
+    Actor, CreateMemory, ErrorEnvelope, ListMemories, Memory, MemoryListItem, Page, Reason, Store,
+    StoreError, UpdateMemory, View,
 };
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The beta header of the memory-stores endpoints (accepted and ignored by `memory serve`).
 const BETA: &str = "agent-memory-2026-07-22";
@@ -90,18 +91,21 @@ impl HttpStores {
     pub fn new(base_url: &str, api_key: Option<String>) -> Result<Self, StoreError> {
         let base = base_url.trim_end_matches('/');
         if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(StoreError::InvalidRequest {
-                message: format!("the server URL `{base}` must start with http:// or https://"),
-            });
+            return Err(StoreError::refused(
+                Reason::InvalidParameter,
+                format!("the server URL `{base}` must start with http:// or https://"),
+            ));
         }
         let mut headers = HeaderMap::new();
         headers.insert("anthropic-beta", HeaderValue::from_static(BETA));
         headers.insert("anthropic-version", HeaderValue::from_static("2023-06-01"));
         if let Some(key) = api_key {
-            let mut value =
-                HeaderValue::from_str(key.trim()).map_err(|_| StoreError::InvalidRequest {
-                    message: "the API key holds characters a header cannot".into(),
-                })?;
+            let mut value = HeaderValue::from_str(key.trim()).map_err(|_| {
+                StoreError::refused(
+                    Reason::InvalidParameter,
+                    "the API key holds characters a header cannot",
+                )
+            })?;
             value.set_sensitive(true);
             headers.insert("x-api-key", value);
         }
@@ -129,11 +133,12 @@ impl HttpStores {
     /// `[0-9A-Za-z_-]`.
     pub fn with_session_id(mut self, session_id: &str) -> Result<Self, StoreError> {
         if !Actor::is_valid_session_id(session_id) {
-            return Err(StoreError::InvalidRequest {
-                message: format!(
+            return Err(StoreError::refused(
+                Reason::InvalidParameter,
+                format!(
                     "the session id {session_id:?} must be 1 to 64 characters from [0-9A-Za-z_-]"
                 ),
-            });
+            ));
         }
         self.session_id = HeaderValue::from_str(session_id).ok();
         Ok(self)
@@ -174,7 +179,7 @@ impl HttpStores {
                 )
             });
         }
-        Err(error_of(status, &body))
+        Err(ErrorEnvelope::decode(status, &body))
     }
 
     /// `GET /v1/memory_stores/{id}`.
@@ -230,8 +235,11 @@ impl HttpStores {
         path: &str,
         content: &str,
     ) -> Result<Memory, StoreError> {
-        let body = json!({"path": path, "content": content});
-        self.send(self.post(self.url(store_id, "/memories")?, &body))
+        let body = CreateMemory {
+            path: path.to_owned(),
+            content: Some(content.to_owned()),
+        };
+        self.send(self.post(self.url(store_id, "/memories")?, &body)?)
             .await
     }
 
@@ -242,21 +250,8 @@ impl HttpStores {
         memory_id: &str,
         params: &UpdateMemory,
     ) -> Result<Memory, StoreError> {
-        let mut body = serde_json::Map::new();
-        if let Some(content) = &params.content {
-            body.insert("content".into(), json!(content));
-        }
-        if let Some(path) = &params.path {
-            body.insert("path".into(), json!(path));
-        }
-        if let Some(pre) = &params.precondition {
-            body.insert(
-                "precondition".into(),
-                json!({"type": "content_sha256", "content_sha256": pre.content_sha256}),
-            );
-        }
         let url = self.url(store_id, &format!("/memories/{}", segment(memory_id)?))?;
-        self.send(self.post(url, &Value::Object(body))).await
+        self.send(self.post(url, params)?).await
     }
 
     /// `DELETE …/memories/{memory_id}`.
@@ -266,37 +261,17 @@ impl HttpStores {
         Ok(())
     }
 
-    fn post(&self, url: String, body: &Value) -> reqwest::RequestBuilder {
-        self.http
+    fn post(
+        &self,
+        url: String,
+        body: &impl serde::Serialize,
+    ) -> Result<reqwest::RequestBuilder, StoreError> {
+        let body = serde_json::to_vec(body).map_err(|e| backend(false, e))?;
+        Ok(self
+            .http
             .post(url)
             .header("content-type", "application/json")
-            .body(body.to_string())
-    }
-}
-
-/// The error envelope (`{"type":"error","error":{"type","message",…}}`) as a [`StoreError`].
-fn error_of(status: u16, body: &[u8]) -> StoreError {
-    let envelope: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-    let error = &envelope["error"];
-    let message = error["message"]
-        .as_str()
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("the server answered {status}"));
-    let field = |name: &str| error[name].as_str().unwrap_or_default().to_owned();
-    match (status, error["type"].as_str()) {
-        (_, Some("memory_path_conflict_error")) => StoreError::PathConflict {
-            message,
-            conflicting_memory_id: field("conflicting_memory_id"),
-            conflicting_path: field("conflicting_path"),
-        },
-        (_, Some("memory_precondition_failed_error")) => StoreError::PreconditionFailed { message },
-        (_, Some("not_found_error")) | (404, None) => StoreError::NotFound { message },
-        (_, Some("invalid_request_error")) | (400, None) => StoreError::InvalidRequest { message },
-        (_, Some("conflict_error")) => StoreError::Conflict { message },
-        (408 | 429 | 500..=599, _) => {
-            backend(true, format!("the server answered {status}: {message}"))
-        }
-        _ => backend(false, format!("the server answered {status}: {message}")),
+            .body(body))
     }
 }
 
@@ -333,37 +308,6 @@ mod tests {
                 "{bad}"
             );
         }
-    }
-
-    #[test]
-    fn envelopes_become_store_errors() {
-        let body = br#"{"type":"error","error":{"type":"memory_path_conflict_error","message":"taken","conflicting_memory_id":"mem_1","conflicting_path":"/a"}}"#;
-        match error_of(409, body) {
-            StoreError::PathConflict {
-                conflicting_memory_id,
-                conflicting_path,
-                ..
-            } => assert_eq!(
-                (conflicting_memory_id.as_str(), conflicting_path.as_str()),
-                ("mem_1", "/a")
-            ),
-            other => panic!("{other:?}"),
-        }
-        let pre = br#"{"type":"error","error":{"type":"memory_precondition_failed_error","message":"x"}}"#;
-        assert!(matches!(
-            error_of(409, pre),
-            StoreError::PreconditionFailed { .. }
-        ));
-        assert!(error_of(529, b"not json").is_retryable());
-        assert!(error_of(503, b"").is_retryable());
-        assert!(
-            !error_of(
-                401,
-                br#"{"type":"error","error":{"type":"authentication_error","message":"no"}}"#
-            )
-            .is_retryable()
-        );
-        assert!(matches!(error_of(404, b""), StoreError::NotFound { .. }));
     }
 
     #[test]

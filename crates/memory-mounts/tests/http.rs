@@ -110,7 +110,7 @@ async fn remote_mounts_with_an_api_key() {
         assert_eq!(v.created_by, Some(Actor::api_key("apikey_01agent")));
     }
 
-    // Naming the session: the server records the session actor instead.
+    // Naming the session: the server records the session actor, with the key that sent it.
     let session_client = HttpStores::new(&server.url, Some("sk-agent".into()))
         .unwrap()
         .with_session_id("sesn_01tester")
@@ -127,7 +127,10 @@ async fn remote_mounts_with_an_api_key() {
         .unwrap()
         .data;
     assert_eq!(newest.len(), 3);
-    assert_eq!(newest[0].created_by, Some(Actor::session("sesn_01tester")));
+    assert_eq!(
+        newest[0].created_by,
+        Some(Actor::session_via_key("sesn_01tester", "apikey_01agent"))
+    );
     assert!(
         HttpStores::new(&server.url, None)
             .unwrap()

@@ -11,8 +11,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use memory_store::{
-    Actor, CreateStore, ListMemories, ListStores, ListVersions, MemoryStores, Operation,
-    StoreError, Timestamp, UpdateMemory, UpdateStore, View,
+    Actor, CreateMemory, CreateStore, ErrorBody, ErrorEnvelope, ListMemories, ListStores,
+    ListVersions, MemoryStores, Operation, Reason, StoreError, Timestamp, UpdateMemory,
+    UpdateStore, View,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -154,65 +155,65 @@ struct Ctx {
     actor: Option<Actor>,
 }
 
-/// An error response: the hosted API's envelope.
+/// An error response: the hosted API's envelope ([`ErrorEnvelope`]).
 #[derive(Debug)]
 struct ApiError {
     status: StatusCode,
-    kind: &'static str,
-    message: String,
-    extra: Option<(String, String)>,
+    body: ErrorBody,
+    /// `x-should-retry`: `Some(false)` on answers that a retry can only repeat.
+    retry: Option<bool>,
 }
 
 impl ApiError {
     fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> Self {
         ApiError {
             status,
-            kind,
-            message: message.into(),
-            extra: None,
+            body: ErrorBody {
+                kind: kind.to_owned(),
+                message: message.into(),
+                reason: None,
+                conflicting_memory_id: None,
+                conflicting_path: None,
+            },
+            retry: None,
         }
     }
 
     fn invalid(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_request_error", message)
+        let mut e = Self::new(StatusCode::BAD_REQUEST, "invalid_request_error", message);
+        e.body.reason = Some(Reason::InvalidParameter);
+        e
     }
 
     fn render(self, request_id: &str) -> Response {
-        let mut error = serde_json::json!({"type": self.kind, "message": self.message});
-        if let Some((id, path)) = self.extra {
-            error["conflicting_memory_id"] = id.into();
-            error["conflicting_path"] = path.into();
+        let envelope = ErrorEnvelope {
+            kind: "error".to_owned(),
+            error: self.body,
+            request_id: Some(request_id.to_owned()),
+        };
+        let mut response = json_response(self.status, &envelope);
+        if let Some(retry) = self.retry {
+            response.headers_mut().insert(
+                "x-should-retry",
+                HeaderValue::from_static(if retry { "true" } else { "false" }),
+            );
         }
-        let body = serde_json::json!({"type": "error", "error": error, "request_id": request_id});
-        json_response(self.status, &body)
+        response
     }
 }
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let kind = e.error_type();
-        match e {
-            StoreError::PathConflict {
-                message,
-                conflicting_memory_id,
-                conflicting_path,
-            } => ApiError {
-                status,
-                kind,
-                message,
-                extra: Some((conflicting_memory_id, conflicting_path)),
-            },
-            StoreError::Backend { .. } => {
-                tracing::error!(error = %e, "memory store backend failure");
-                let message = if e.is_retryable() {
-                    "the store is busy; try again"
-                } else {
-                    "internal server error"
-                };
-                ApiError::new(status, kind, message)
-            }
-            other => ApiError::new(status, kind, other.to_string()),
+        if let StoreError::Backend { .. } = e {
+            tracing::error!(error = %e, "memory store backend failure");
+        }
+        ApiError {
+            status,
+            body: ErrorBody::of(&e),
+            // The SDKs retry 409 (and 5xx) unless told not to: a conflict, a failed
+            // precondition or a refused redaction can only repeat.
+            retry: e.is_deterministic().then_some(false),
         }
     }
 }
@@ -313,12 +314,12 @@ fn session_of(headers: &HeaderMap) -> Result<Option<String>, &'static str> {
 /// checks its API key and records the actor.
 async fn context(State(app): State<App>, mut request: Request, next: Next) -> Response {
     let request_id = new_request_id();
-    let mut actor = None;
+    let mut api_key_id = None;
     if let Some(keys) = &app.config.api_keys
         && request.uri().path() != "/health"
     {
         match presented_key(request.headers()).and_then(|k| keys.lookup(k)) {
-            Some(id) => actor = Some(Actor::api_key(id)),
+            Some(id) => api_key_id = Some(id.to_owned()),
             None => {
                 let message = if presented_key(request.headers()).is_some() {
                     "invalid x-api-key"
@@ -334,18 +335,18 @@ async fn context(State(app): State<App>, mut request: Request, next: Next) -> Re
         }
     }
     // Extension: a client running an agent session names it, so each version is attributed
-    // to that session (`session_actor`) rather than to the API key.
-    match session_of(request.headers()) {
-        Ok(Some(session_id)) => actor = Some(Actor::session(session_id)),
-        Ok(None) => {}
+    // to that session (`session_actor`), with the API key that sent it beside it (an
+    // extension field of `session_actor`): naming a session never hides the key.
+    let actor = match session_of(request.headers()) {
+        Ok(Some(session_id)) => Some(match api_key_id {
+            Some(key) => Actor::session_via_key(session_id, key),
+            None => Actor::session(session_id),
+        }),
+        Ok(None) => api_key_id.map(Actor::api_key),
         Err(message) => {
-            return with_request_id(
-                ApiError::new(StatusCode::BAD_REQUEST, "invalid_request_error", message)
-                    .render(&request_id),
-                &request_id,
-            );
+            return with_request_id(ApiError::invalid(message).render(&request_id), &request_id);
         }
-    }
+    };
     request.extensions_mut().insert(Ctx {
         request_id: request_id.clone(),
         actor,
@@ -574,17 +575,9 @@ handler!(archive_store, (store), |app, c| {
     ok(&app.engine.archive_store(&store).await?)
 });
 
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CreateMemoryBody {
-    path: String,
-    #[serde(default)]
-    content: Option<String>,
-}
-
 handler!(create_memory, (store), |app, c| {
     let view = c.view(View::Basic)?;
-    let body: CreateMemoryBody = c.json()?;
+    let body: CreateMemory = c.json()?;
     let Some(content) = body.content else {
         return Err(ApiError::invalid(
             "content is required (use \"\" for an empty memory)",

@@ -720,9 +720,22 @@ async fn api_keys_authenticate_and_attribute_writes() {
     .await;
     assert_eq!(u.status, 200, "{:?}", u.body);
     let v = req(a, "GET", &format!("{base}/memory_versions"), None, &alice).await;
+    // Both the session and the key that sent its write are recorded.
     assert_eq!(
         v.body["data"][0]["created_by"],
-        json!({"type": "session_actor", "session_id": "sesn_01agent"})
+        json!({"type": "session_actor", "session_id": "sesn_01agent", "api_key_id": "apikey_01alice"})
+    );
+    let by_key = req(
+        a,
+        "GET",
+        &format!("{base}/memory_versions?api_key_id=apikey_01alice"),
+        None,
+        &alice,
+    )
+    .await;
+    assert_eq!(
+        by_key.body["data"][0]["created_by"]["session_id"],
+        "sesn_01agent"
     );
     let bad = req(
         a,
@@ -753,4 +766,179 @@ async fn graceful_shutdown_and_listen_check() {
     assert!(open.check_listen("0.0.0.0:1".parse().unwrap()).is_err());
     let keyed = open.api_keys(Some(ApiKeys::parse("apikey_1x s").unwrap()));
     assert!(keyed.check_listen("0.0.0.0:1".parse().unwrap()).is_ok());
+}
+
+#[tokio::test]
+async fn deterministic_refusals_say_do_not_retry_and_carry_their_reason() {
+    let srv = start(ServerConfig::default()).await;
+    let a = srv.addr;
+    let s = req(
+        a,
+        "POST",
+        "/v1/memory_stores",
+        Some(&json!({"name": "r"})),
+        &[],
+    )
+    .await;
+    let base = format!("/v1/memory_stores/{}", s.body["id"].as_str().unwrap());
+    let m = req(
+        a,
+        "POST",
+        &format!("{base}/memories"),
+        Some(&json!({"path": "/a", "content": "x"})),
+        &[],
+    )
+    .await;
+    let mid = m.body["id"].as_str().unwrap().to_owned();
+    let head = m.body["memory_version_id"].as_str().unwrap().to_owned();
+    let conflict = req(
+        a,
+        "POST",
+        &format!("{base}/memories"),
+        Some(&json!({"path": "/a", "content": "y"})),
+        &[],
+    )
+    .await;
+    let pre = req(
+        a,
+        "POST",
+        &format!("{base}/memories/{mid}"),
+        Some(&json!({"content": "z", "precondition": {"type": "content_sha256", "content_sha256": "0".repeat(64)}})),
+        &[],
+    )
+    .await;
+    let delete_pre = req(
+        a,
+        "DELETE",
+        &format!(
+            "{base}/memories/{mid}?expected_content_sha256={}",
+            "0".repeat(64)
+        ),
+        None,
+        &[],
+    )
+    .await;
+    let redact_head = req(
+        a,
+        "POST",
+        &format!("{base}/memory_versions/{head}/redact"),
+        None,
+        &[],
+    )
+    .await;
+    for (reply, kind, reason) in [
+        (&conflict, "memory_path_conflict_error", "path_conflict"),
+        (
+            &pre,
+            "memory_precondition_failed_error",
+            "precondition_failed",
+        ),
+        (
+            &delete_pre,
+            "memory_precondition_failed_error",
+            "precondition_failed",
+        ),
+        (&redact_head, "conflict_error", "head_version"),
+    ] {
+        assert_eq!(reply.status, 409, "{:?}", reply.body);
+        assert_eq!(reply.error_type(), kind);
+        assert_eq!(reply.header("x-should-retry"), Some("false"), "{kind}");
+        assert_eq!(reply.body["error"]["reason"], reason);
+    }
+    assert_eq!(
+        conflict.body["error"]["conflicting_memory_id"],
+        mid.as_str()
+    );
+    // 400s carry their reason too.
+    let nfc = req(
+        a,
+        "POST",
+        &format!("{base}/memories"),
+        Some(&json!({"path": "/cafe\u{301}", "content": ""})),
+        &[],
+    )
+    .await;
+    assert_eq!(nfc.status, 400);
+    assert_eq!(nfc.body["error"]["reason"], "path_not_nfc");
+    req(a, "POST", &format!("{base}/archive"), None, &[]).await;
+    let archived = req(
+        a,
+        "POST",
+        &format!("{base}/memories/{mid}"),
+        Some(&json!({"content": "w"})),
+        &[],
+    )
+    .await;
+    assert_eq!(archived.status, 400);
+    assert_eq!(archived.body["error"]["reason"], "store_archived");
+    // A success says nothing about retries.
+    let ok = req(a, "GET", &format!("{base}/memories/{mid}"), None, &[]).await;
+    assert_eq!(ok.status, 200);
+    assert_eq!(ok.header("x-should-retry"), None);
+}
+
+#[tokio::test]
+async fn preconditions_are_validated() {
+    let srv = start(ServerConfig::default()).await;
+    let a = srv.addr;
+    let s = req(
+        a,
+        "POST",
+        "/v1/memory_stores",
+        Some(&json!({"name": "p"})),
+        &[],
+    )
+    .await;
+    let base = format!("/v1/memory_stores/{}", s.body["id"].as_str().unwrap());
+    let m = req(
+        a,
+        "POST",
+        &format!("{base}/memories"),
+        Some(&json!({"path": "/a", "content": "x"})),
+        &[],
+    )
+    .await;
+    let url = format!("{base}/memories/{}", m.body["id"].as_str().unwrap());
+    let sha = m.body["content_sha256"].as_str().unwrap().to_owned();
+    for (pre, says) in [
+        (
+            json!({"type": "etag", "content_sha256": sha}),
+            "precondition.type must be \"content_sha256\"",
+        ),
+        (
+            json!({"content_sha256": sha}),
+            "precondition.type is required",
+        ),
+        (
+            json!({"type": "content_sha256", "content_sha256": sha, "strict": true}),
+            "unknown field `strict`",
+        ),
+        (
+            json!({"type": "content_sha256"}),
+            "precondition.content_sha256 is required",
+        ),
+    ] {
+        let r = req(
+            a,
+            "POST",
+            &url,
+            Some(&json!({"content": "y", "precondition": pre})),
+            &[],
+        )
+        .await;
+        assert_eq!(r.status, 400, "{pre}: {:?}", r.body);
+        assert_eq!(r.error_type(), "invalid_request_error");
+        let message = r.body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{pre}: {message}");
+    }
+    // Nothing was changed by them; a good one works.
+    let r = req(
+        a,
+        "POST",
+        &url,
+        Some(&json!({"content": "y", "precondition": {"type": "content_sha256", "content_sha256": sha}})),
+        &[],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
 }

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use crate::Timestamp;
 use crate::cursor::Cursor;
-use crate::error::{Result, StoreError};
+use crate::error::{Reason, Result, StoreError};
 use crate::id::{self, MEMORY_PREFIX, STORE_PREFIX, VERSION_PREFIX};
 use crate::model::{
     Actor, CreateStore, DeletedMemory, DeletedStore, ListMemories, ListStores, ListVersions,
@@ -129,9 +129,12 @@ fn store_in(tx: &mut dyn Tx, store_id: &str) -> Result<Store> {
 fn writable_store(tx: &mut dyn Tx, store_id: &str) -> Result<Store> {
     let store = store_in(tx, store_id)?;
     if store.archived_at.is_some() {
-        return Err(StoreError::invalid(format!(
-            "memory store {store_id} is archived: its memories can be read, deleted and redacted but not created or changed"
-        )));
+        return Err(StoreError::refused(
+            Reason::StoreArchived,
+            format!(
+                "memory store {store_id} is archived: its memories can be read, deleted and redacted but not created or changed"
+            ),
+        ));
     }
     Ok(store)
 }
@@ -279,9 +282,10 @@ impl<P: Persistence> MemoryStores<P> {
         self.blocking(true, move |tx| {
             let mut store = store_in(tx, &store_id)?;
             if store.archived_at.is_some() {
-                return Err(StoreError::invalid(format!(
-                    "memory store {store_id} is archived and cannot be updated"
-                )));
+                return Err(StoreError::refused(
+                    Reason::StoreArchived,
+                    format!("memory store {store_id} is archived and cannot be updated"),
+                ));
             }
             let before = store.clone();
             if let Some(name) = params.name {
@@ -386,7 +390,7 @@ impl<P: Persistence> MemoryStores<P> {
                 return Err(path_conflict(&path, m));
             }
             if tx.count_memories(&store_id)? >= max {
-                return Err(StoreError::invalid(format!(
+                return Err(StoreError::refused(Reason::StoreFull, format!(
                     "memory store {store_id} is full: it holds the maximum of {max} memories; delete some or use another store"
                 )));
             }
@@ -741,6 +745,7 @@ impl<P: Persistence> MemoryStores<P> {
                         "memory version {version_id} is the current version of memory {}; write a new version (or delete the memory) first",
                         memory.id
                     ),
+                    reason: Reason::HeadVersion,
                 });
             }
             version.path = None;

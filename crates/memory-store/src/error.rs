@@ -1,6 +1,70 @@
 //! [`StoreError`]: the engine's errors, one variant per error type of the hosted API.
 
 use memory_core::BoxError;
+use serde::{Deserialize, Serialize};
+
+/// Why the engine refused a request, as data: what a caller branches on (the memory tool's
+/// bridge words its own text from it), never the message. Carried by
+/// [`StoreError::reason`], and by `memory serve` as the `reason` field of the error body (an
+/// extension beside the hosted API's `type` and `message`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Reason {
+    /// The store is archived: its memories can be read, deleted and redacted, not created or
+    /// changed, and the store cannot be updated.
+    StoreArchived,
+    /// The store holds its maximum number of memories.
+    StoreFull,
+    /// The content is over 102,400 bytes.
+    ContentTooLarge,
+    /// The path breaks a rule of its shape: a leading `/`, 1 to 20 segments, no empty, `.`
+    /// or `..` segment, at most 1,024 bytes.
+    PathInvalid,
+    /// The path holds a control character.
+    PathControlCharacter,
+    /// The path holds a Unicode format character (or U+2028/U+2029).
+    PathFormatCharacter,
+    /// The path is not in Unicode normalization form C.
+    PathNotNfc,
+    /// A `content_sha256` precondition (or `expected_content_sha256`) did not hold.
+    PreconditionFailed,
+    /// The path is taken, or is an ancestor or descendant of another memory's path.
+    PathConflict,
+    /// The version is the head of a live memory and cannot be redacted.
+    HeadVersion,
+    /// No such store, memory or version.
+    NotFound,
+    /// Any other invalid parameter (a limit, a page token, a name, metadata, a hash...).
+    InvalidParameter,
+    /// The persistence layer failed.
+    Backend,
+    /// A reason this build does not know (sent by a newer server).
+    #[serde(other)]
+    Unknown,
+}
+
+impl Reason {
+    /// The name on the wire (`store_archived`...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::StoreArchived => "store_archived",
+            Reason::StoreFull => "store_full",
+            Reason::ContentTooLarge => "content_too_large",
+            Reason::PathInvalid => "path_invalid",
+            Reason::PathControlCharacter => "path_control_character",
+            Reason::PathFormatCharacter => "path_format_character",
+            Reason::PathNotNfc => "path_not_nfc",
+            Reason::PreconditionFailed => "precondition_failed",
+            Reason::PathConflict => "path_conflict",
+            Reason::HeadVersion => "head_version",
+            Reason::NotFound => "not_found",
+            Reason::InvalidParameter => "invalid_parameter",
+            Reason::Backend => "backend",
+            Reason::Unknown => "unknown",
+        }
+    }
+}
 
 /// What a store operation can fail with. Each variant is one `error.type` of the hosted API
 /// ([`error_type`](Self::error_type)) with its HTTP status ([`status`](Self::status)).
@@ -15,6 +79,8 @@ pub enum StoreError {
     InvalidRequest {
         /// What is wrong, for the client.
         message: String,
+        /// Which rule, as data.
+        reason: Reason,
     },
     /// No such store, memory or version (in this store): 404.
     #[error("{message}")]
@@ -43,6 +109,8 @@ pub enum StoreError {
     Conflict {
         /// Why.
         message: String,
+        /// Which state, as data.
+        reason: Reason,
     },
     /// The persistence layer failed. The detail is for logs, not for clients.
     #[error("the memory store backend failed: {source}")]
@@ -57,9 +125,35 @@ pub enum StoreError {
 
 impl StoreError {
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Self::refused(Reason::InvalidParameter, message)
+    }
+
+    /// An [`InvalidRequest`](Self::InvalidRequest) for `reason`.
+    pub fn refused(reason: Reason, message: impl Into<String>) -> Self {
         StoreError::InvalidRequest {
             message: message.into(),
+            reason,
         }
+    }
+
+    /// Why, as data: the [`Reason`] of every variant.
+    pub fn reason(&self) -> Reason {
+        match self {
+            StoreError::InvalidRequest { reason, .. } | StoreError::Conflict { reason, .. } => {
+                *reason
+            }
+            StoreError::NotFound { .. } => Reason::NotFound,
+            StoreError::PreconditionFailed { .. } => Reason::PreconditionFailed,
+            StoreError::PathConflict { .. } => Reason::PathConflict,
+            StoreError::Backend { .. } => Reason::Backend,
+        }
+    }
+
+    /// Whether the same request can only fail the same way again (every 4xx: a broken rule,
+    /// a conflict with the current state). `memory serve` sends `x-should-retry: false` with
+    /// these, so SDKs do not resend a deterministic 409.
+    pub fn is_deterministic(&self) -> bool {
+        !matches!(self, StoreError::Backend { .. })
     }
 
     pub(crate) fn not_found(message: impl Into<String>) -> Self {
@@ -136,6 +230,12 @@ pub(crate) enum SqliteError {
         path: String,
         #[source]
         source: rusqlite::Error,
+    },
+    #[error("cannot create the SQLite database {path}: {source}")]
+    Create {
+        path: String,
+        #[source]
+        source: std::io::Error,
     },
     #[error("{path} is not a memory-store database ({why}); refusing to touch it")]
     Foreign { path: String, why: String },

@@ -12,12 +12,13 @@ mod persist;
 mod sqlite;
 mod time;
 mod validate;
+mod wire;
 
 pub use engine::{
     DEFAULT_MAX_MEMORIES_PER_STORE, DEFAULT_PAGE_SIZE, MAX_FULL_PAGE_SIZE, MAX_PAGE_SIZE,
     MemoryStores, StoreOptions,
 };
-pub use error::{Result, StoreError};
+pub use error::{Reason, Result, StoreError};
 pub use id::{MEMORY_PREFIX, STORE_PREFIX, VERSION_PREFIX};
 pub use model::{
     Actor, CreateStore, DeletedMemory, DeletedStore, ListMemories, ListStores, ListVersions,
@@ -31,3 +32,4 @@ pub use validate::{
     MAX_CONTENT_BYTES, MAX_DESCRIPTION_CHARS, MAX_METADATA_KEY_CHARS, MAX_METADATA_PAIRS,
     MAX_METADATA_VALUE_CHARS, MAX_NAME_CHARS, MAX_PATH_BYTES, MAX_PATH_SEGMENTS, validate_path,
 };
+pub use wire::{CreateMemory, ErrorBody, ErrorEnvelope};

@@ -161,6 +161,11 @@ pub enum Actor {
     Session {
         /// `sesn_…`, or whatever id the application gives its sessions.
         session_id: String,
+        /// Extension (the hosted `session_actor` has no such field): the API key that sent
+        /// the session's write to `memory serve`, so naming a session never hides which key
+        /// made the change. Absent when no key was used.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        api_key_id: Option<String>,
     },
     /// An API key (its id, never the secret).
     #[serde(rename = "api_actor")]
@@ -197,6 +202,25 @@ impl Actor {
     pub fn session(id: impl Into<String>) -> Self {
         Actor::Session {
             session_id: id.into(),
+            api_key_id: None,
+        }
+    }
+
+    /// A session actor whose write was sent with the API key `api_key_id`.
+    pub fn session_via_key(id: impl Into<String>, api_key_id: impl Into<String>) -> Self {
+        Actor::Session {
+            session_id: id.into(),
+            api_key_id: Some(api_key_id.into()),
+        }
+    }
+
+    /// The API key behind this actor: an `api_actor`'s own, or the one a session's write was
+    /// sent with.
+    pub fn api_key_id(&self) -> Option<&str> {
+        match self {
+            Actor::Api { api_key_id } => Some(api_key_id),
+            Actor::Session { api_key_id, .. } => api_key_id.as_deref(),
+            _ => None,
         }
     }
 
@@ -215,7 +239,7 @@ impl Actor {
     /// The discriminator (`session_actor`...) and the id, as stored.
     pub(crate) fn parts(&self) -> (&'static str, &str) {
         match self {
-            Actor::Session { session_id } => ("session_actor", session_id),
+            Actor::Session { session_id, .. } => ("session_actor", session_id),
             Actor::Api { api_key_id } => ("api_actor", api_key_id),
             Actor::User { user_id } => ("user_actor", user_id),
             Actor::ServiceAccount { service_account_id } => {
@@ -224,10 +248,13 @@ impl Actor {
         }
     }
 
-    /// The inverse of [`parts`](Self::parts).
-    pub(crate) fn from_parts(kind: &str, id: String) -> Option<Self> {
+    /// The inverse of [`parts`](Self::parts), with the session's API key.
+    pub(crate) fn from_parts(kind: &str, id: String, session_key: Option<String>) -> Option<Self> {
         Some(match kind {
-            "session_actor" => Actor::Session { session_id: id },
+            "session_actor" => Actor::Session {
+                session_id: id,
+                api_key_id: session_key,
+            },
             "api_actor" => Actor::Api { api_key_id: id },
             "user_actor" => Actor::User { user_id: id },
             "service_account_actor" => Actor::ServiceAccount {
@@ -288,11 +315,66 @@ pub struct Page<T> {
 }
 
 /// The `content_sha256` precondition of an update (`BetaManagedAgentsPreconditionParam`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Deserializing is strict: `type` is required and must be `"content_sha256"`, and no other
+/// key than `type` and `content_sha256` is accepted, each refusal with a message naming what
+/// is wrong.
+///
+/// ```
+/// use memory_store::Precondition;
+///
+/// let sha = "a".repeat(64);
+/// let ok: Precondition =
+///     serde_json::from_str(&format!(r#"{{"type":"content_sha256","content_sha256":"{sha}"}}"#)).unwrap();
+/// assert_eq!(ok.content_sha256, sha);
+/// let e = serde_json::from_str::<Precondition>(r#"{"content_sha256":"x"}"#).unwrap_err();
+/// assert!(e.to_string().contains("precondition.type is required"));
+/// let e = serde_json::from_str::<Precondition>(r#"{"type":"etag","content_sha256":"x"}"#).unwrap_err();
+/// assert!(e.to_string().contains("precondition.type must be \"content_sha256\""));
+/// let e = serde_json::from_str::<Precondition>(r#"{"type":"content_sha256","content_sha256":"x","if":1}"#).unwrap_err();
+/// assert!(e.to_string().contains("unknown field `if`"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename = "content_sha256")]
 pub struct Precondition {
     /// The hash the memory's current content must have (64 lowercase hex digits).
     pub content_sha256: String,
+}
+
+impl<'de> Deserialize<'de> for Precondition {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut map = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
+        if let Some(extra) = map.keys().find(|k| *k != "type" && *k != "content_sha256") {
+            return Err(D::Error::custom(format!(
+                "precondition has an unknown field `{extra}`; it takes `type` and `content_sha256`"
+            )));
+        }
+        match map.remove("type") {
+            None => {
+                return Err(D::Error::custom(
+                    "precondition.type is required; the only type is \"content_sha256\"",
+                ));
+            }
+            Some(serde_json::Value::String(t)) if t == "content_sha256" => {}
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "precondition.type must be \"content_sha256\", not {other}"
+                )));
+            }
+        }
+        match map.remove("content_sha256") {
+            Some(serde_json::Value::String(sha)) => Ok(Precondition {
+                content_sha256: sha,
+            }),
+            Some(_) => Err(D::Error::custom(
+                "precondition.content_sha256 must be a string of 64 lowercase hexadecimal characters",
+            )),
+            None => Err(D::Error::custom(
+                "precondition.content_sha256 is required with type \"content_sha256\"",
+            )),
+        }
+    }
 }
 
 impl Precondition {
@@ -348,19 +430,19 @@ pub struct ListStores {
     pub page: Option<String>,
 }
 
-/// Parameters of [`update_memory`](crate::MemoryStores::update_memory). At least one of
-/// `content` and `path` is required.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// Parameters of [`update_memory`](crate::MemoryStores::update_memory), and the body of
+/// `POST …/memories/{id}`. At least one of `content` and `path` is required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateMemory {
     /// New content (`None`: unchanged).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     /// New path, a rename (`None`: unchanged).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Apply only if the current content has this hash.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precondition: Option<Precondition>,
 }
 
@@ -389,7 +471,8 @@ pub struct ListVersions {
     pub operation: Option<Operation>,
     /// Only versions written by this session.
     pub session_id: Option<String>,
-    /// Only versions written with this API key.
+    /// Only versions written with this API key (its `api_actor` versions and the session
+    /// versions it sent).
     pub api_key_id: Option<String>,
     /// Only versions written by this service account.
     pub service_account_id: Option<String>,

@@ -66,7 +66,8 @@ pub struct VersionScan {
     pub memory_id: Option<String>,
     /// Only this operation.
     pub operation: Option<Operation>,
-    /// Only versions whose `created_by` is each of these (`type`, id) pairs.
+    /// Only versions whose `created_by` is each of these (`type`, id) pairs; an `api_actor`
+    /// pair also matches the session versions sent with that key.
     pub created_by: Vec<(&'static str, String)>,
     /// `created_at >= this`.
     pub created_at_gte: Option<Timestamp>,

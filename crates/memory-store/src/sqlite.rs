@@ -61,6 +61,9 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX versions_by_created ON versions (store_id, created_at, id);
      CREATE INDEX versions_by_memory ON versions (store_id, memory_id, created_at, id);",
+    // 2: the API key that sent a session's write (and redaction), beside the session.
+    "ALTER TABLE versions ADD COLUMN created_by_key_id TEXT;
+     ALTER TABLE versions ADD COLUMN redacted_by_key_id TEXT;",
 ];
 
 /// The schema version (`PRAGMA user_version`) this build writes.
@@ -98,8 +101,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl SqlitePersistence {
     /// Opens (creating if needed) the database at `path`. Blocking: call it before the async
     /// work starts or through `spawn_blocking`.
+    ///
+    /// A new database file is created readable and writable by its owner only (0600 on
+    /// Unix, whatever the umask); SQLite gives its `-wal` and `-shm` files the same mode.
+    /// Several processes may open the same new file at once: creating the schema is one
+    /// transaction that each of them either runs or finds done.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_owned();
+        create_private(&path)?;
         let mut first = Self::connect(&path, false)?;
         prepare(&mut first, &path, true)?;
         Ok(Self::from_first(path, first, 4, false))
@@ -248,6 +257,23 @@ impl Ctx<'_> {
     }
 }
 
+/// Creates `path` as an empty file only its owner can read and write, unless something is
+/// there already (then it is left as it is, for SQLite to open or refuse).
+fn create_private(path: &Path) -> Result<(), SqliteError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(SqliteError::Create {
+            path: path.display().to_string(),
+            source: e,
+        }),
+    }
+}
+
 fn prepare(conn: &mut Connection, path: &Path, wal: bool) -> Result<(), SqliteError> {
     let ctx = Ctx(path);
     let identify = |conn: &Connection| -> Result<i64, SqliteError> {
@@ -286,7 +312,16 @@ fn prepare(conn: &mut Connection, path: &Path, wal: bool) -> Result<(), SqliteEr
         }
         Ok(0)
     };
-    let current = identify(conn)?;
+    // One snapshot: read outside a transaction, the three checks could straddle another
+    // process's schema creation and see half of it (a file "of another application").
+    let current = {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(|e| ctx.err(e))?;
+        let current = identify(&tx)?;
+        tx.commit().map_err(|e| ctx.err(e))?;
+        current
+    };
     if wal {
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
             .map_err(|e| ctx.err(e))?;
@@ -318,14 +353,22 @@ const MEMORY_COLS: &str = "id, store_id, path, content_sha256, content_size_byte
      memory_version_id, created_at, updated_at";
 const VERSION_COLS: &str = "id, store_id, memory_id, operation, created_at, created_by_type, \
      created_by_id, path, content_sha256, content_size_bytes, redacted_at, redacted_by_type, \
-     redacted_by_id";
+     redacted_by_id, created_by_key_id, redacted_by_key_id";
 
 fn size(v: Option<i64>) -> Option<u64> {
     v.and_then(|v| u64::try_from(v).ok())
 }
 
-fn actor(kind: Option<String>, id: Option<String>) -> Option<Actor> {
-    Actor::from_parts(&kind?, id?)
+fn actor(kind: Option<String>, id: Option<String>, key: Option<String>) -> Option<Actor> {
+    Actor::from_parts(&kind?, id?, key)
+}
+
+/// The API key stored beside a session actor (`None` for every other actor).
+fn session_key(actor: Option<&Actor>) -> Option<&str> {
+    match actor {
+        Some(a @ Actor::Session { .. }) => a.api_key_id(),
+        _ => None,
+    }
 }
 
 impl SqliteTx<'_> {
@@ -384,13 +427,13 @@ fn version_row(r: &Row<'_>, with_content: bool) -> rusqlite::Result<Result<Memor
         memory_id: r.get(2)?,
         operation,
         created_at: Timestamp::from_micros(r.get(4)?),
-        created_by: actor(r.get(5)?, r.get(6)?),
+        created_by: actor(r.get(5)?, r.get(6)?, r.get(13)?),
         path: r.get(7)?,
         content_sha256: r.get(8)?,
         content_size_bytes: size(r.get(9)?),
         redacted_at: r.get::<_, Option<i64>>(10)?.map(Timestamp::from_micros),
-        redacted_by: actor(r.get(11)?, r.get(12)?),
-        content: if with_content { r.get(13)? } else { None },
+        redacted_by: actor(r.get(11)?, r.get(12)?, r.get(14)?),
+        content: if with_content { r.get(15)? } else { None },
         id,
     }))
 }
@@ -567,7 +610,7 @@ impl Tx for SqliteTx<'_> {
             .execute(
                 &format!(
                     "INSERT OR REPLACE INTO versions ({VERSION_COLS}, content) VALUES \
-                     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+                     (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
                 ),
                 params![
                     v.id,
@@ -584,6 +627,8 @@ impl Tx for SqliteTx<'_> {
                     v.redacted_at.map(Timestamp::as_micros),
                     red.map(|p| p.0),
                     red.map(|p| p.1),
+                    session_key(v.created_by.as_ref()),
+                    session_key(v.redacted_by.as_ref()),
                     v.content
                 ],
             )
@@ -606,11 +651,15 @@ impl Tx for SqliteTx<'_> {
         for (kind, id) in &scan.created_by {
             args.push(text(kind));
             args.push(text(id));
-            sql += &format!(
-                " AND created_by_type = ?{} AND created_by_id = ?{}",
-                args.len() - 1,
-                args.len()
-            );
+            let (k, i) = (args.len() - 1, args.len());
+            if *kind == "api_actor" {
+                // A key's writes include the sessions' writes it sent.
+                sql += &format!(
+                    " AND ((created_by_type = ?{k} AND created_by_id = ?{i}) OR created_by_key_id = ?{i})"
+                );
+            } else {
+                sql += &format!(" AND created_by_type = ?{k} AND created_by_id = ?{i}");
+            }
         }
         if let Some(t) = scan.created_at_gte {
             args.push(Value::Integer(t.as_micros()));

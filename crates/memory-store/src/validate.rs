@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use unicode_normalization::is_nfc;
 
-use crate::error::{Result, StoreError};
+use crate::error::{Reason, Result, StoreError};
 
 /// Most bytes in a memory path.
 pub const MAX_PATH_BYTES: usize = 1024;
@@ -68,7 +68,13 @@ fn is_format(c: char) -> bool {
 /// assert!(validate_path("/cafe\u{301}").is_err()); // not NFC
 /// ```
 pub fn validate_path(path: &str) -> Result<()> {
-    let bad = |why: &str| Err(StoreError::invalid(format!("invalid memory path: {why}")));
+    let refuse = |reason: Reason, why: &str| {
+        Err(StoreError::refused(
+            reason,
+            format!("invalid memory path: {why}"),
+        ))
+    };
+    let bad = |why: &str| refuse(Reason::PathInvalid, why);
     let Some(rest) = path.strip_prefix('/') else {
         return bad("it must start with '/'");
     };
@@ -91,14 +97,26 @@ pub fn validate_path(path: &str) -> Result<()> {
     if segments > MAX_PATH_SEGMENTS {
         return bad("it has more than 20 segments");
     }
+    if path.chars().any(char::is_control) {
+        return refuse(
+            Reason::PathControlCharacter,
+            "it contains a control character",
+        );
+    }
     if path
         .chars()
-        .any(|c| c.is_control() || is_format(c) || c == '\u{2028}' || c == '\u{2029}')
+        .any(|c| is_format(c) || c == '\u{2028}' || c == '\u{2029}')
     {
-        return bad("it contains a control or format character");
+        return refuse(
+            Reason::PathFormatCharacter,
+            "it contains a format character",
+        );
     }
     if !is_nfc(path) {
-        return bad("it is not in Unicode normalization form C (NFC)");
+        return refuse(
+            Reason::PathNotNfc,
+            "it is not in Unicode normalization form C (NFC)",
+        );
     }
     Ok(())
 }
@@ -119,10 +137,13 @@ pub(crate) fn validate_prefix(prefix: &str) -> Result<()> {
 /// Checks a memory's content size.
 pub(crate) fn validate_content(content: &str) -> Result<()> {
     if content.len() > MAX_CONTENT_BYTES {
-        return Err(StoreError::invalid(format!(
-            "content is {} bytes; a memory holds at most {MAX_CONTENT_BYTES} bytes",
-            content.len()
-        )));
+        return Err(StoreError::refused(
+            Reason::ContentTooLarge,
+            format!(
+                "content is {} bytes; a memory holds at most {MAX_CONTENT_BYTES} bytes",
+                content.len()
+            ),
+        ));
     }
     Ok(())
 }

@@ -167,3 +167,32 @@ async fn retrying_appenders_all_land_and_the_chain_has_no_gap() {
         assert_eq!(after[before.len()..].lines().count(), 1, "gap in the chain");
     }
 }
+
+/// Many engines opening the same new file at the same moment (issue: one sometimes saw the
+/// other's schema half made and called the file "not a memory-store database").
+#[test]
+fn many_engines_opening_one_new_file_at_once_all_succeed() {
+    use memory_store::SqlitePersistence;
+    const OPENERS: usize = 8;
+    for round in 0..25 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("new.db");
+        let gate = Arc::new(std::sync::Barrier::new(OPENERS));
+        let openers: Vec<_> = (0..OPENERS)
+            .map(|_| {
+                let (db, gate) = (db.clone(), Arc::clone(&gate));
+                std::thread::spawn(move || {
+                    gate.wait();
+                    SqlitePersistence::open(&db).map(drop)
+                })
+            })
+            .collect();
+        for opener in openers {
+            if let Err(e) = opener.join().unwrap() {
+                panic!("round {round}: {e}");
+            }
+        }
+        // And the file is one good database.
+        SqlitePersistence::open(&db).unwrap();
+    }
+}

@@ -1277,3 +1277,175 @@ async fn reopened_file_keeps_everything_and_refuses_foreign_files() {
     assert!(MemoryStores::open(&damaged).await.is_err());
     assert_eq!(std::fs::read(&damaged).unwrap(), header);
 }
+
+#[tokio::test]
+async fn a_session_write_keeps_the_api_key_that_sent_it() {
+    let e = engine();
+    let s = store(&e).await;
+    let by = Actor::session_via_key("sesn_agent", "apikey_ops");
+    let m = e
+        .create_memory(&s, "/a", "a", Some(by.clone()))
+        .await
+        .unwrap();
+    e.create_memory(&s, "/b", "b", Some(Actor::session("sesn_agent")))
+        .await
+        .unwrap();
+    e.create_memory(&s, "/c", "c", Some(Actor::api_key("apikey_ops")))
+        .await
+        .unwrap();
+    e.create_memory(&s, "/d", "d", Some(Actor::api_key("apikey_other")))
+        .await
+        .unwrap();
+    let v = e.retrieve_version(&s, &m.memory_version_id).await.unwrap();
+    assert_eq!(v.created_by, Some(by.clone()));
+    assert_eq!(
+        serde_json::to_value(&v.created_by).unwrap(),
+        serde_json::json!({"type": "session_actor", "session_id": "sesn_agent", "api_key_id": "apikey_ops"})
+    );
+    // Without a key the hosted shape is unchanged.
+    assert_eq!(
+        serde_json::to_value(Actor::session("sesn_x")).unwrap(),
+        serde_json::json!({"type": "session_actor", "session_id": "sesn_x"})
+    );
+    let paths_of = |params: ListVersions| {
+        let (e, s) = (e.clone(), s.clone());
+        async move {
+            let mut p: Vec<String> = e
+                .list_versions(&s, params)
+                .await
+                .unwrap()
+                .data
+                .into_iter()
+                .map(|v| v.path.unwrap())
+                .collect();
+            p.sort();
+            p
+        }
+    };
+    // The key's writes: its own and the session's it sent; the session's: with or without.
+    let by_key = paths_of(ListVersions {
+        api_key_id: Some("apikey_ops".into()),
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(by_key, ["/a", "/c"]);
+    let by_session = paths_of(ListVersions {
+        session_id: Some("sesn_agent".into()),
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(by_session, ["/a", "/b"]);
+}
+
+#[tokio::test]
+async fn refusals_carry_their_reason() {
+    use memory_store::Reason;
+    let e = MemoryStores::with_options(
+        SqlitePersistence::open_in_memory().unwrap(),
+        StoreOptions::default().max_memories_per_store(1),
+    );
+    let s = store(&e).await;
+    let reason = |r: Result<memory_store::Memory, StoreError>| r.unwrap_err().reason();
+    assert_eq!(
+        reason(e.create_memory(&s, "a", "", None).await),
+        Reason::PathInvalid
+    );
+    assert_eq!(
+        reason(e.create_memory(&s, "/e\u{301}", "", None).await),
+        Reason::PathNotNfc
+    );
+    assert_eq!(
+        reason(e.create_memory(&s, "/a\u{200b}", "", None).await),
+        Reason::PathFormatCharacter
+    );
+    assert_eq!(
+        reason(e.create_memory(&s, "/a\u{7}", "", None).await),
+        Reason::PathControlCharacter
+    );
+    let big = "x".repeat(memory_store::MAX_CONTENT_BYTES + 1);
+    assert_eq!(
+        reason(e.create_memory(&s, "/big", &big, None).await),
+        Reason::ContentTooLarge
+    );
+    let m = e.create_memory(&s, "/a", "a", None).await.unwrap();
+    assert_eq!(
+        reason(e.create_memory(&s, "/a", "", None).await),
+        Reason::PathConflict
+    );
+    assert_eq!(
+        reason(e.create_memory(&s, "/b", "", None).await),
+        Reason::StoreFull
+    );
+    assert_eq!(
+        reason(
+            e.update_memory(&s, &m.id, upd(Some("b"), None, Some(&"0".repeat(64))), None)
+                .await
+        ),
+        Reason::PreconditionFailed
+    );
+    let head = e.redact_version(&s, &m.memory_version_id, None).await;
+    assert_eq!(head.unwrap_err().reason(), Reason::HeadVersion);
+    e.archive_store(&s).await.unwrap();
+    assert_eq!(
+        reason(
+            e.update_memory(&s, &m.id, upd(Some("c"), None, None), None)
+                .await
+        ),
+        Reason::StoreArchived
+    );
+    assert_eq!(
+        e.retrieve_memory(&s, "mem_nope")
+            .await
+            .unwrap_err()
+            .reason(),
+        Reason::NotFound
+    );
+    // On the wire, snake_case; an unknown one decodes as Unknown.
+    assert_eq!(
+        serde_json::to_value(Reason::StoreArchived).unwrap(),
+        "store_archived"
+    );
+    assert_eq!(Reason::StoreArchived.as_str(), "store_archived");
+    assert_eq!(
+        serde_json::from_value::<Reason>(serde_json::json!("from_the_future")).unwrap(),
+        Reason::Unknown
+    );
+}
+
+#[test]
+fn preconditions_are_validated_when_parsed() {
+    let sha = "a".repeat(64);
+    let parse = |v: serde_json::Value| serde_json::from_value::<UpdateMemory>(v);
+    let ok = parse(serde_json::json!({"content": "x", "precondition": {"type": "content_sha256", "content_sha256": sha}})).unwrap();
+    assert_eq!(ok.precondition.unwrap().content_sha256, sha);
+    for (bad, says) in [
+        (
+            serde_json::json!({"content_sha256": sha}),
+            "precondition.type is required",
+        ),
+        (
+            serde_json::json!({"type": "etag", "content_sha256": sha}),
+            "must be \"content_sha256\"",
+        ),
+        (
+            serde_json::json!({"type": null, "content_sha256": sha}),
+            "must be \"content_sha256\"",
+        ),
+        (
+            serde_json::json!({"type": "content_sha256", "content_sha256": sha, "extra": 1}),
+            "unknown field `extra`",
+        ),
+        (
+            serde_json::json!({"type": "content_sha256"}),
+            "content_sha256 is required",
+        ),
+        (
+            serde_json::json!({"type": "content_sha256", "content_sha256": 5}),
+            "must be a string",
+        ),
+        (serde_json::json!("content_sha256"), "map"),
+    ] {
+        let e = parse(serde_json::json!({"content": "x", "precondition": bad})).unwrap_err();
+        assert!(e.to_string().contains(says), "{bad}: {e}");
+    }
+}

@@ -141,7 +141,7 @@ async fn print_history(engine: &MemoryStores, store: &str, path: &str) -> Result
     println!("History of {path} ({}), oldest first:", memory.id);
     for v in versions.iter().rev() {
         let who = match &v.created_by {
-            Some(Actor::Session { session_id }) => format!("session {session_id}"),
+            Some(Actor::Session { session_id, .. }) => format!("session {session_id}"),
             Some(Actor::User { user_id }) => format!("user {user_id}"),
             Some(Actor::Api { api_key_id }) => format!("API key {api_key_id}"),
             Some(other) => format!("{other:?}"),
