@@ -59,6 +59,49 @@ async fn concurrent_opens_of_a_new_schema_migrate_it_once() {
 }
 
 #[tokio::test]
+async fn an_older_schema_is_migrated_forward_keeping_its_files() {
+    let schema = common::unique("older");
+    let store = common::open(&format!("schema={schema}&root=r")).await;
+    store
+        .write(&p("/memories/keep.md"), b"kept".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    // Take the schema back to version 1, as the first release left it.
+    common::admin()
+        .await
+        .batch_execute(&format!(
+            "DROP TABLE \"{schema}\".stores, \"{schema}\".memories, \"{schema}\".memory_versions;
+             DELETE FROM \"{schema}\".schema_migrations WHERE version > 1"
+        ))
+        .await
+        .unwrap();
+    assert_eq!(migrations(&schema).await, [1]);
+    let reopened = common::open(&format!("schema={schema}&root=r")).await;
+    assert_eq!(
+        migrations(&schema).await,
+        (1..=SCHEMA_VERSION).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        reopened
+            .read(&p("/memories/keep.md"))
+            .await
+            .unwrap()
+            .contents,
+        b"kept"
+    );
+    let tables: i64 = common::admin()
+        .await
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = 'memory_versions'",
+            &[&schema],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 1, "migration 2 ran");
+}
+
+#[tokio::test]
 async fn a_schema_newer_than_this_build_is_refused_naming_both_versions() {
     let schema = common::unique("newer");
     let store = common::open(&format!("schema={schema}")).await;
