@@ -225,19 +225,31 @@ pub(crate) async fn first_file<S: Storage + ?Sized>(
     Ok(None)
 }
 
-/// Checks the key check record of `inner` against `keyring`, writing it under the active key
-/// when the store has none yet and is empty (first use) or already encrypted with a key of
-/// the ring (a store from before key checks).
+/// What [`check`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checked {
+    /// The store has a record, and it opens with the ring.
+    Marked,
+    /// The store has no record yet, and nothing in it contradicts the ring (it is empty, or
+    /// its first file is an envelope under a key of the ring): the record is written before
+    /// the first change.
+    Unmarked,
+}
+
+/// Checks the key check record of `inner` against `keyring`. With `mark`, a store without a
+/// record that passes gets one under the active key (done before the first change, never by a
+/// read, so a read-only stack never writes).
 pub(crate) async fn check<S: Storage + ?Sized>(
     inner: &S,
     keyring: &Keyring,
-) -> Result<(), OpenError> {
+    mark: bool,
+) -> Result<Checked, OpenError> {
     let record = key_check_path();
     // Two rounds: a record created by someone else between our look and our create is read
     // and checked in the second.
     for _ in 0..2 {
         match inner.read(&record).await {
-            Ok(file) => return verify(keyring, &record, file.contents),
+            Ok(file) => return verify(keyring, &record, file.contents).map(|()| Checked::Marked),
             Err(Error::NotFound { .. }) => {}
             Err(e) => return Err(e.into()),
         }
@@ -254,12 +266,15 @@ pub(crate) async fn check<S: Storage + ?Sized>(
             // file's own read reports): the store is encrypted and this ring can read it.
             Some(_) => {}
         }
+        if !mark {
+            return Ok(Checked::Unmarked);
+        }
         let sealed = envelope::seal(keyring.active(), &record, MARKER.to_vec())
             .map_err(|e| OpenError::Storage { source: e.into() })?;
         match inner.write(&record, sealed, WriteMode::Create).await {
             Ok(_) => {
                 tracing::info!(store = %inner, key = %keyring.active_id(), "wrote the encryption key check");
-                return Ok(());
+                return Ok(Checked::Marked);
             }
             Err(Error::AlreadyExists { .. }) => continue,
             Err(e) => return Err(e.into()),

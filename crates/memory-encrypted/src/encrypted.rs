@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use async_trait::async_trait;
 use memory_core::{
@@ -10,7 +10,7 @@ use memory_core::{
     WriteMode, check_rename_preconditions,
 };
 
-use crate::check::{self, OpenError, is_reserved, key_check_path};
+use crate::check::{self, Checked, OpenError, is_reserved, key_check_path};
 use crate::envelope::{self, plaintext_size};
 use crate::{BACKEND, Keyring};
 
@@ -32,7 +32,7 @@ pub(crate) const MAX_ATTEMPTS: usize = 8;
 ///   through unchanged.
 /// - **Key check**: the store holds a key check record ([`KEY_CHECK_PATH`](crate::KEY_CHECK_PATH),
 ///   invisible through the wrapper). Before the first operation the wrapper checks it
-///   against the keyring (writing it at first use), and refuses to work on a store encrypted
+///   against the keyring (writing it before the first change), and refuses to work on a store encrypted
 ///   under another key or on a plaintext store ([`OpenError`]). [`Encrypted::open`] runs the
 ///   check at once and returns the typed error.
 ///
@@ -41,8 +41,9 @@ pub(crate) const MAX_ATTEMPTS: usize = 8;
 pub struct Encrypted<S> {
     inner: S,
     keyring: Keyring,
-    /// Set once the key check passed; until then every operation runs it first.
-    checked: AtomicBool,
+    /// How far the key check got ([`UNCHECKED`], [`UNMARKED`], [`MARKED`]); every operation
+    /// that needs more runs it first.
+    checked: AtomicU8,
 }
 
 impl<S> Encrypted<S> {
@@ -56,7 +57,7 @@ impl<S> Encrypted<S> {
         Encrypted {
             inner,
             keyring,
-            checked: AtomicBool::new(false),
+            checked: AtomicU8::new(UNCHECKED),
         }
     }
 
@@ -94,19 +95,22 @@ impl<S: Storage> Encrypted<S> {
 
     /// Opens an encrypted store: [`Encrypted::try_new`], then the key check.
     ///
-    /// - an empty store: the key check record is written under the active key (first use);
     /// - a store with a record: it must open with a key of the ring;
+    /// - an empty store: opens; the record is written under the active key before the first
+    ///   change (first use), never by a read, so a read-only stack never writes;
     /// - a store without a record (encrypted before key checks existed): its first file must
-    ///   be an envelope under a key of the ring, and the record is then written.
+    ///   be an envelope under a key of the ring; the record is written before the first change.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// use std::sync::Arc;
-    /// use memory_core::InMemoryStorage;
+    /// use memory_core::{InMemoryStorage, MemoryPath, Storage, WriteMode};
     /// use memory_encrypted::{Encrypted, Key, Keyring, OpenError};
     ///
     /// let inner = Arc::new(InMemoryStorage::new());
-    /// Encrypted::open(inner.clone(), Keyring::new(Key::generate().unwrap())).await.unwrap();
+    /// let store = Encrypted::open(inner.clone(), Keyring::new(Key::generate().unwrap())).await.unwrap();
+    /// let path = MemoryPath::parse("/memories/a.md").unwrap();
+    /// store.write(&path, b"x".to_vec(), WriteMode::Create).await.unwrap();
     /// let other = Keyring::new(Key::generate().unwrap());
     /// let e = Encrypted::open(inner, other).await.unwrap_err();
     /// assert!(matches!(e, OpenError::WrongKey { .. }));
@@ -120,14 +124,16 @@ impl<S: Storage> Encrypted<S> {
     /// the inner store failing.
     pub async fn open(inner: S, keyring: Keyring) -> std::result::Result<Self, OpenError> {
         let store = Self::try_new(inner, keyring)?;
-        check::check(&store.inner, &store.keyring).await?;
-        store.checked.store(true, Ordering::Release);
+        let found = check::check(&store.inner, &store.keyring, false).await?;
+        store.checked.store(state_of(found), Ordering::Release);
         Ok(store)
     }
 
-    /// Runs the key check unless it already passed.
-    async fn ensure_checked(&self) -> Result<()> {
-        if self.checked.load(Ordering::Acquire) {
+    /// Runs the key check unless it already got far enough: a read needs the store checked,
+    /// a change (`mark`) also needs the record written.
+    async fn ensure_checked(&self, mark: bool) -> Result<()> {
+        let state = self.checked.load(Ordering::Acquire);
+        if state == MARKED || (state == UNMARKED && !mark) {
             return Ok(());
         }
         if !self.inner.capabilities().binary_files {
@@ -138,9 +144,9 @@ impl<S: Storage> Encrypted<S> {
                 },
             ));
         }
-        match check::check(&self.inner, &self.keyring).await {
-            Ok(()) => {
-                self.checked.store(true, Ordering::Release);
+        match check::check(&self.inner, &self.keyring, mark).await {
+            Ok(found) => {
+                self.checked.store(state_of(found), Ordering::Release);
                 Ok(())
             }
             Err(OpenError::Storage { source }) => Err(source),
@@ -149,6 +155,20 @@ impl<S: Storage> Encrypted<S> {
                 Err(Error::backend(BACKEND, e))
             }
         }
+    }
+}
+
+/// The key check has not passed yet.
+const UNCHECKED: u8 = 0;
+/// The key check passed on a store without a record; a change writes it first.
+const UNMARKED: u8 = 1;
+/// The key check passed and the store has its record.
+const MARKED: u8 = 2;
+
+fn state_of(found: Checked) -> u8 {
+    match found {
+        Checked::Marked => MARKED,
+        Checked::Unmarked => UNMARKED,
     }
 }
 
@@ -299,7 +319,7 @@ fn plaintext_meta(mut meta: FileMeta) -> FileMeta {
 #[deny(clippy::missing_trait_methods)]
 impl<S: Storage> Storage for Encrypted<S> {
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
-        self.ensure_checked().await?;
+        self.ensure_checked(false).await?;
         if is_reserved(path) {
             return Err(Error::NotFound { path: path.clone() });
         }
@@ -311,7 +331,7 @@ impl<S: Storage> Storage for Encrypted<S> {
     }
 
     async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
-        self.ensure_checked().await?;
+        self.ensure_checked(false).await?;
         if is_reserved(path) {
             return Ok(None);
         }
@@ -327,7 +347,7 @@ impl<S: Storage> Storage for Encrypted<S> {
         contents: Vec<u8>,
         mode: WriteMode,
     ) -> Result<Version> {
-        self.ensure_checked().await?;
+        self.ensure_checked(true).await?;
         if is_reserved(path) {
             return Err(reserved(path));
         }
@@ -338,7 +358,7 @@ impl<S: Storage> Storage for Encrypted<S> {
     /// Deleting `/memories` deletes every file but the key check record (one delete per
     /// top-level entry), so the store stays marked as encrypted.
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
-        self.ensure_checked().await?;
+        self.ensure_checked(true).await?;
         if is_reserved(path) {
             return Err(Error::NotFound { path: path.clone() });
         }
@@ -367,7 +387,7 @@ impl<S: Storage> Storage for Encrypted<S> {
     }
 
     async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-        self.ensure_checked().await?;
+        self.ensure_checked(false).await?;
         Ok(self
             .inner
             .list(dir)
@@ -381,7 +401,7 @@ impl<S: Storage> Storage for Encrypted<S> {
     /// Re-encrypts every moved file for its new path (envelopes are bound to their path), so
     /// this is a copy then delete, not the inner store's atomic rename. See the crate README.
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
-        self.ensure_checked().await?;
+        self.ensure_checked(true).await?;
         if is_reserved(from) {
             return Err(Error::NotFound { path: from.clone() });
         }
@@ -391,10 +411,16 @@ impl<S: Storage> Storage for Encrypted<S> {
         self.rename_reencrypting(from, to).await
     }
 
-    /// The inner store's count, less the key check record.
+    /// The inner store's count, less the key check record (when the store has one).
     async fn file_count(&self) -> Result<usize> {
-        self.ensure_checked().await?;
-        Ok(self.inner.file_count().await?.saturating_sub(1))
+        self.ensure_checked(false).await?;
+        let count = self.inner.file_count().await?;
+        Ok(if self.checked.load(Ordering::Acquire) == MARKED {
+            count.saturating_sub(1)
+        } else {
+            // Checked without a record (nothing changed yet): no record to leave out.
+            count
+        })
     }
 
     /// Seals the content, then lets the inner store create it within the limit in its one
@@ -405,7 +431,7 @@ impl<S: Storage> Storage for Encrypted<S> {
         contents: Vec<u8>,
         max_files: usize,
     ) -> Result<Version> {
-        self.ensure_checked().await?;
+        self.ensure_checked(true).await?;
         if is_reserved(path) {
             return Err(reserved(path));
         }

@@ -315,9 +315,12 @@ async fn a_ciphertext_copied_or_moved_to_another_path_is_refused() {
 async fn plaintext_files_and_wrong_keys_have_their_own_errors() {
     let key = Key::generate().unwrap();
     let store = store(&key);
-    // First use: the key check record is written; a plaintext file planted afterwards is
+    // First change: the key check record is written; a plaintext file planted afterwards is
     // refused on its own read.
-    assert!(store.list(&MemoryPath::root()).await.unwrap().is_empty());
+    store
+        .write(&p("/memories/first.md"), b"1".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
     let old = p("/memories/from-before.md");
     store
         .inner()

@@ -53,18 +53,26 @@ async fn key_check_scenario(inner: Arc<dyn Storage>) {
     );
     let key = Key::generate().unwrap();
     let store = Encrypted::open(inner.clone(), ring(&key)).await.unwrap();
+    // Opening and reading never write: a read-only stack stays read-only.
+    assert!(store.list(&MemoryPath::root()).await.unwrap().is_empty());
+    assert_eq!(store.file_count().await.unwrap(), 0);
     assert_eq!(
         probe(&*inner).await.unwrap(),
-        EncryptionState::Encrypted {
-            key_id: Some(key.id())
-        },
-        "{name}: first use writes the key check"
+        EncryptionState::Empty,
+        "{name}"
     );
     let tool = MemoryTool::new(store);
     let out = tool
         .execute(&json!({"command": "create", "path": "/memories/a.md", "file_text": "secret\n"}))
         .await;
     assert!(!out.is_error, "{name}: {out:?}");
+    assert_eq!(
+        probe(&*inner).await.unwrap(),
+        EncryptionState::Encrypted {
+            key_id: Some(key.id())
+        },
+        "{name}: the first change writes the key check"
+    );
     // The record is not part of what the model sees or counts.
     let out = tool
         .execute(&json!({"command": "view", "path": KEY_CHECK_PATH}))
@@ -235,15 +243,33 @@ async fn a_store_encrypted_before_key_checks_gets_its_record_with_the_right_key_
         inner.stat(&p(KEY_CHECK_PATH)).await.unwrap().is_none(),
         "no record written"
     );
-    Encrypted::open(inner.clone(), ring(&key)).await.unwrap();
+    let store = Encrypted::open(inner.clone(), ring(&key)).await.unwrap();
+    assert_eq!(
+        store.read(&p("/memories/a.md")).await.unwrap().contents,
+        b"a"
+    );
+    assert!(
+        inner.stat(&p(KEY_CHECK_PATH)).await.unwrap().is_none(),
+        "reads write nothing"
+    );
+    store
+        .write(&p("/memories/b.md"), b"b".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
     assert!(inner.stat(&p(KEY_CHECK_PATH)).await.unwrap().is_some());
+    assert_eq!(store.file_count().await.unwrap(), 2);
 }
 
 #[tokio::test]
 async fn a_damaged_record_is_its_own_error() {
     let key = Key::generate().unwrap();
     let inner = Arc::new(InMemoryStorage::new());
-    Encrypted::open(inner.clone(), ring(&key)).await.unwrap();
+    Encrypted::open(inner.clone(), ring(&key))
+        .await
+        .unwrap()
+        .write(&p("/memories/a.md"), b"a".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
     let record = p(KEY_CHECK_PATH);
     let mut bytes = inner.read(&record).await.unwrap().contents;
     let last = bytes.len() - 1;
@@ -267,27 +293,46 @@ async fn a_damaged_record_is_its_own_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_first_opens_with_different_keys_one_wins() {
-    for _ in 0..10 {
+async fn two_first_writes_with_different_keys_one_wins() {
+    for round in 0..10 {
         let inner = Arc::new(InMemoryStorage::new());
         let keys = [Key::generate().unwrap(), Key::generate().unwrap()];
-        let opens: Vec<_> = keys
+        let writes: Vec<_> = keys
             .iter()
-            .map(|key| {
+            .enumerate()
+            .map(|(i, key)| {
                 let inner = inner.clone();
                 let ring = ring(key);
-                tokio::spawn(async move { Encrypted::open(inner, ring).await.map(|_| ()) })
+                tokio::spawn(async move {
+                    // The other key may have marked the store already: refused at open.
+                    let store = match Encrypted::open(inner, ring).await {
+                        Ok(store) => store,
+                        Err(e) => return Err(Error::backend("test", e)),
+                    };
+                    let path = p(&format!("/memories/{i}.md"));
+                    store.write(&path, b"x".to_vec(), WriteMode::Create).await
+                })
             })
             .collect();
         let mut ok = 0;
-        for open in opens {
-            match open.await.unwrap() {
-                Ok(()) => ok += 1,
-                Err(OpenError::WrongKey { .. }) => {}
-                Err(e) => panic!("{e:?}"),
+        for write in writes {
+            match write.await.unwrap() {
+                Ok(_) => ok += 1,
+                Err(e) => assert!(
+                    matches!(open_error(&e), OpenError::WrongKey { .. }),
+                    "{e:?}"
+                ),
             }
         }
-        assert_eq!(ok, 1, "exactly one key marks the empty store");
+        assert_eq!(
+            ok, 1,
+            "round {round}: exactly one key marks the empty store"
+        );
+        assert_eq!(
+            inner.file_count().await.unwrap(),
+            2,
+            "the record and one file"
+        );
     }
 }
 
@@ -296,6 +341,8 @@ async fn the_record_cannot_be_reached_through_the_wrapper() {
     let key = Key::generate().unwrap();
     let inner = Arc::new(InMemoryStorage::new());
     let tool = MemoryTool::new(Encrypted::open(inner.clone(), ring(&key)).await.unwrap());
+    tool.execute(&json!({"command": "create", "path": "/memories/first.md", "file_text": "1"}))
+        .await;
     let record = inner.read(&p(KEY_CHECK_PATH)).await.unwrap();
     for (input, want) in [
         (
@@ -418,4 +465,28 @@ async fn encryption_over_a_text_only_store_is_refused_when_composed() {
         .unwrap_err();
     assert!(matches!(open_error(&e), OpenError::TextOnlyStore { .. }));
     assert_eq!(lazy.inner().0.file_count().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn a_read_only_stack_over_an_empty_encrypted_store_writes_nothing() {
+    let inner = Arc::new(memory_core::conformance::faults::Recording::new(
+        InMemoryStorage::new(),
+    ));
+    let store = Encrypted::open(inner.clone(), ring(&Key::generate().unwrap()))
+        .await
+        .unwrap();
+    let tool = MemoryTool::new(memory_core::ReadOnly::new(store));
+    let out = tool
+        .execute(&json!({"command": "view", "path": "/memories"}))
+        .await;
+    assert!(!out.is_error, "{out:?}");
+    let out = tool
+        .execute(&json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}))
+        .await;
+    assert!(out.is_error);
+    assert!(
+        inner.ops().iter().all(|op| !op.is_mutation()),
+        "{:?}",
+        inner.ops()
+    );
 }
