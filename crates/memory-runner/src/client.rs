@@ -8,7 +8,7 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
-use crate::{MessageResponse, MessagesRequest, MessagesTransport};
+use crate::{BoxError, MessageResponse, MessagesRequest, MessagesTransport};
 
 /// Where the API is unless `ANTHROPIC_BASE_URL` or [`ClientBuilder::base_url`] says otherwise.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -21,9 +21,6 @@ const RETRY_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
 
 /// How much of an undecodable body an error keeps, in bytes.
 const BODY_SNIPPET: usize = 512;
-
-/// A boxed error kept as the source of an [`ApiError`].
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a request to the Messages API failed.
 #[derive(Debug, thiserror::Error)]

@@ -3,25 +3,30 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "http")]
 mod client;
+mod options;
 pub mod store;
 mod stores;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod url;
 
-pub use client::{
-    API_VERSION, ApiError, BoxError, Client, ClientBuilder, DEFAULT_BASE_URL, RetryPolicy,
-};
+#[cfg(feature = "http")]
+pub use client::{API_VERSION, ApiError, Client, ClientBuilder, DEFAULT_BASE_URL, RetryPolicy};
 pub use memory_core::messages::{
     CONTEXT_MANAGEMENT_BETA, ContentBlock, DEFAULT_MAX_ITERATIONS, ImageBlock, MEMORY_TOOL_NAME,
     MEMORY_TOOL_TYPE, Memory, Message, MessageResponse, MessagesRequest, MessagesTransport,
     Observed, Role, Run, RunStream, StopReason, TextBlock, Tool, ToolCall, ToolResultBlock,
     ToolRunner, ToolUseBlock, Usage, memory_call_summary,
 };
-pub use store::{OpenError, OpenOptions, StoreUrl, StoreUrlError, open, open_url};
-pub use stores::STORE_API_KEY_VAR;
 #[cfg(feature = "stores")]
-pub use stores::open_mount;
+pub use store::open_mount;
+pub use store::{
+    BoxError, OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes, open,
+    open_url, open_with,
+};
+pub use stores::STORE_API_KEY_VAR;
 
 /// The memory tool and everything below it, so one dependency is enough.
 pub use memory_core;
@@ -44,6 +49,11 @@ pub use memory_s3 as s3;
 /// mount note; feature `stores`).
 #[cfg(feature = "stores")]
 pub use memory_mounts as mounts;
+
+/// The PostgreSQL backend, [`PostgresStorage`](memory_postgres::PostgresStorage) (feature
+/// `postgres`).
+#[cfg(feature = "postgres")]
+pub use memory_postgres as postgres;
 
 /// The encrypted envelope, [`Encrypted`](memory_encrypted::Encrypted) and
 /// [`Keyring`](memory_encrypted::Keyring) (feature `encrypted`).

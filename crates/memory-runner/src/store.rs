@@ -1,314 +1,55 @@
-//! Store URLs: which backend a store is, chosen at run time ([`open`], [`open_url`]).
+//! Store URLs: which backend a store is, chosen by configuration ([`open`], [`open_with`],
+//! [`open_url`]).
 //!
 //! | URL | store | feature |
 //! |---|---|---|
 //! | `PATH`, `file:PATH`, `file:///abs/path` | a directory; `/memories/x` is `PATH/memories/x` | `fs` |
 //! | `mem:` | in memory, gone when the program exits | always |
 //! | `sqlite:PATH` | one SQLite database file | `sqlite` |
-//! | `s3://BUCKET[/PREFIX]` | an S3 bucket; endpoint, region and credentials from the `AWS_*` variables (`AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP=true`...) | `s3` |
+//! | `s3://BUCKET[/PREFIX]` | an S3 bucket; with [`OpenOptions::with_environment`], endpoint, region and credentials from the `AWS_*` variables (`AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP=true`...) | `s3` |
+//! | `postgres://USER@HOST[:PORT]/DATABASE` | a PostgreSQL database (options `schema`, `root`...: see memory-postgres) | `postgres` |
 //! | `store+sqlite:PATH#STORE_ID` | one versioned memory store of the engine's database file (the one `memory serve --db` uses); every write a version by the session actor | `stores` |
-//! | `store+http://HOST:PORT#STORE_ID`, `store+https://HOST[/BASE]#STORE_ID` | one versioned memory store on a `memory serve` (or any server with the memory-stores API); the API key from `MEMORY_STORE_API_KEY` | `stores` |
+//! | `store+http://HOST:PORT#STORE_ID`, `store+https://HOST[/BASE]#STORE_ID` | one versioned memory store on a `memory serve` (or any server with the memory-stores API); with [`OpenOptions::with_environment`], the API key from `MEMORY_STORE_API_KEY` | `stores` |
 //!
-//! [`OpenOptions::with_encryption_key_file`] wraps any of them in the encrypted envelope
-//! (feature `encrypted`); [`OpenOptions::with_session_id`] names the session actor of a
-//! `store+sqlite:` store's versions (a new `sesn_…` id otherwise). Several stores under one
-//! `/memories`: [`open_mount`](crate::open_mount) (feature `stores`). A backend this build lacks is a clear "compiled without feature"
-//! error, not a parse error.
+//! This module only reads the scheme ([`StoreUrl`]) and hands the URL and its options to the
+//! backend that owns the scheme: each backend parses its own URL form and its `?key=value`
+//! options (documented in its crate), and an option it does not know is an error naming the
+//! ones it accepts. Options can also come from the program ([`OpenOptions::store_options`]).
 //!
-//! A word of two or more letters followed by `:` is read as a scheme, so a directory whose name
-//! looks like one (`notes:2024`) is written `./notes:2024` or `file:notes:2024`.
+//! Wrappers come from the same configuration: [`OpenOptions::with_encryption_key_file`] or
+//! [`OpenOptions::with_keyring`] wrap any store in the encrypted envelope (feature
+//! `encrypted`); [`OpenOptions::with_session_id`] names the session actor of a versioned
+//! store's versions. Several stores under one `/memories`: [`open_mount`](crate::open_mount)
+//! (feature `stores`).
+//!
+//! A scheme this build lacks is an [`OpenError::NotCompiled`] naming the feature to enable;
+//! an unknown scheme is a [`StoreUrlError::UnknownScheme`]; both list the schemes this build
+//! has ([`compiled_schemes`]).
 //!
 //! ```
-//! use memory_runner::store::StoreUrl;
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use memory_runner::store::{OpenError, StoreUrlError, open};
 //!
-//! assert_eq!("mem:".parse::<StoreUrl>().unwrap(), StoreUrl::Memory);
-//! assert_eq!(
-//!     "file:./memory".parse::<StoreUrl>().unwrap(),
-//!     StoreUrl::Dir("./memory".into())
-//! );
-//! assert!("ftp://example/x".parse::<StoreUrl>().is_err());
+//! let store = open("mem:").await.unwrap();
+//! let err = open("ftp://example/x").await.unwrap_err();
+//! assert!(matches!(err, OpenError::InvalidUrl { source: StoreUrlError::UnknownScheme { .. }, .. }));
+//! let err = open("mem:?colour=blue").await.unwrap_err();
+//! assert!(err.to_string().contains("unknown store option `colour`"), "{err}");
+//! # });
 //! ```
 
-use std::fmt;
-use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Arc;
 
 use memory_core::Storage;
 
-/// Where a store lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StoreUrl {
-    /// A directory on disk (`PATH` or `file:PATH`), laid out as the official SDKs do.
-    Dir(PathBuf),
-    /// An in-memory store (`mem:`), gone at exit.
-    Memory,
-    /// A SQLite database file (`sqlite:PATH`).
-    Sqlite(PathBuf),
-    /// An S3 bucket and key prefix (`s3://BUCKET[/PREFIX]`).
-    S3 {
-        /// The bucket name.
-        bucket: String,
-        /// The key prefix inside the bucket, possibly empty.
-        prefix: String,
-    },
-    /// One versioned memory store in an engine's database file (`store+sqlite:PATH#STORE_ID`).
-    StoreSqlite {
-        /// The engine's SQLite database.
-        db: PathBuf,
-        /// The store's id (`memstore_…`).
-        store_id: String,
-    },
-    /// One versioned memory store on a server (`store+http://HOST:PORT#STORE_ID`, or
-    /// `store+https://…`).
-    StoreHttp {
-        /// The server's base URL (`http://HOST:PORT`).
-        base_url: String,
-        /// The store's id (`memstore_…`).
-        store_id: String,
-    },
-}
+#[cfg(any(feature = "fs", feature = "sqlite"))]
+use crate::options::path_part;
+pub use crate::options::{BoxError, OpenError, OpenOptions};
+use crate::options::{after_scheme, finish_options, split_options};
+pub use crate::url::{Scheme, StoreUrl, StoreUrlError, compiled_schemes};
 
-/// Why a string is not a store URL.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum StoreUrlError {
-    /// The URL is empty.
-    #[error("the store URL is empty; use a directory path, file:PATH, sqlite:PATH or mem:")]
-    Empty,
-    /// A scheme this program does not know.
-    #[error(
-        "unknown store scheme `{scheme}:`; use a directory path, file:PATH, sqlite:PATH, \
-         s3://BUCKET[/PREFIX] or mem: (write ./{scheme}:... for a directory with a colon in its name)"
-    )]
-    UnknownScheme {
-        /// The scheme, without its `:`.
-        scheme: String,
-    },
-    /// A scheme that needs a path was given none.
-    #[error("`{scheme}:` needs a path, e.g. {scheme}:./memory")]
-    MissingPath {
-        /// The scheme, without its `:`.
-        scheme: &'static str,
-    },
-    /// `mem:` followed by something.
-    #[error("`mem:` takes nothing after the colon")]
-    MemoryWithPath,
-    /// `s3://` without a bucket.
-    #[error("`s3://` needs a bucket: s3://BUCKET[/PREFIX]")]
-    MissingBucket,
-    /// A `store+` URL without its `#STORE_ID`, or with one that is not an id.
-    #[error(
-        "`{scheme}:` needs the store's id after `#`, e.g. store+sqlite:./memory-stores.db#memstore_... \
-         or store+http://127.0.0.1:8080#memstore_..."
-    )]
-    MissingStoreId {
-        /// The scheme, without its `:`.
-        scheme: &'static str,
-    },
-    /// `store+http:` or `store+https:` without `//HOST`.
-    #[error("`store+http:` needs a server: store+http://HOST:PORT#STORE_ID")]
-    MissingServer,
-}
-
-impl FromStr for StoreUrl {
-    type Err = StoreUrlError;
-
-    fn from_str(raw: &str) -> Result<Self, Self::Err> {
-        if raw.is_empty() {
-            return Err(StoreUrlError::Empty);
-        }
-        let Some(scheme) = scheme_of(raw) else {
-            return Ok(StoreUrl::Dir(PathBuf::from(raw)));
-        };
-        let rest = &raw[scheme.len() + 1..];
-        match scheme.to_ascii_lowercase().as_str() {
-            "file" => Ok(StoreUrl::Dir(path_part(rest, "file")?)),
-            "sqlite" => Ok(StoreUrl::Sqlite(path_part(rest, "sqlite")?)),
-            "mem" | "memory" => match rest {
-                "" | "//" => Ok(StoreUrl::Memory),
-                _ => Err(StoreUrlError::MemoryWithPath),
-            },
-            "s3" => {
-                let rest = rest.strip_prefix("//").unwrap_or(rest);
-                let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-                if bucket.is_empty() {
-                    return Err(StoreUrlError::MissingBucket);
-                }
-                Ok(StoreUrl::S3 {
-                    bucket: bucket.to_owned(),
-                    prefix: prefix.trim_matches('/').to_owned(),
-                })
-            }
-            "store+sqlite" => {
-                let (path, store_id) = store_id_part(rest, "store+sqlite")?;
-                Ok(StoreUrl::StoreSqlite {
-                    db: path_part(path, "store+sqlite")?,
-                    store_id,
-                })
-            }
-            lower @ ("store+http" | "store+https") => {
-                let scheme = if lower == "store+http" {
-                    "store+http"
-                } else {
-                    "store+https"
-                };
-                let (server, store_id) = store_id_part(rest, scheme)?;
-                let base = server.trim_end_matches('/');
-                match base.strip_prefix("//") {
-                    Some(host) if !host.is_empty() && !host.starts_with('/') => {
-                        Ok(StoreUrl::StoreHttp {
-                            base_url: format!("{}:{base}", &scheme["store+".len()..]),
-                            store_id,
-                        })
-                    }
-                    _ => Err(StoreUrlError::MissingServer),
-                }
-            }
-            _ => Err(StoreUrlError::UnknownScheme {
-                scheme: scheme.to_owned(),
-            }),
-        }
-    }
-}
-
-/// Splits `…#STORE_ID`: the id is what follows the last `#`, one or more of `[0-9A-Za-z_]`.
-fn store_id_part<'a>(
-    rest: &'a str,
-    scheme: &'static str,
-) -> Result<(&'a str, String), StoreUrlError> {
-    match rest.rsplit_once('#') {
-        Some((before, id))
-            if !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
-        {
-            Ok((before, id.to_owned()))
-        }
-        _ => Err(StoreUrlError::MissingStoreId { scheme }),
-    }
-}
-
-/// The scheme of `raw`, if it starts with one: an ASCII letter, then at least one more letter,
-/// digit, `+`, `-` or `.`, then `:`. A single letter (`C:`) is not a scheme.
-fn scheme_of(raw: &str) -> Option<&str> {
-    let (scheme, _) = raw.split_once(':')?;
-    let mut chars = scheme.chars();
-    let first = chars.next()?;
-    let ok = first.is_ascii_alphabetic()
-        && scheme.len() >= 2
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    ok.then_some(scheme)
-}
-
-/// The path after `scheme:`; `scheme:///abs` and `scheme://` + `/abs` give `/abs`.
-fn path_part(rest: &str, scheme: &'static str) -> Result<PathBuf, StoreUrlError> {
-    let path = match rest.strip_prefix("//") {
-        Some(abs) if abs.starts_with('/') => abs,
-        _ => rest,
-    };
-    if path.is_empty() {
-        return Err(StoreUrlError::MissingPath { scheme });
-    }
-    Ok(PathBuf::from(path))
-}
-
-impl fmt::Display for StoreUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StoreUrl::Dir(path) => write!(f, "file:{}", path.display()),
-            StoreUrl::Memory => f.write_str("mem:"),
-            StoreUrl::Sqlite(path) => write!(f, "sqlite:{}", path.display()),
-            StoreUrl::S3 { bucket, prefix } if prefix.is_empty() => write!(f, "s3://{bucket}"),
-            StoreUrl::S3 { bucket, prefix } => write!(f, "s3://{bucket}/{prefix}"),
-            StoreUrl::StoreSqlite { db, store_id } => {
-                write!(f, "store+sqlite:{}#{store_id}", db.display())
-            }
-            StoreUrl::StoreHttp { base_url, store_id } => write!(f, "store+{base_url}#{store_id}"),
-        }
-    }
-}
-
-/// Options that apply to any store.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct OpenOptions {
-    /// Wrap the store in the encrypted envelope, with the key in this file (64 hex characters).
-    pub encryption_key_file: Option<PathBuf>,
-    /// Older keys that files may still be encrypted under: read with them, never written
-    /// (key rotation; `memory rekey` moves every file to the active key).
-    pub old_key_files: Vec<PathBuf>,
-    /// The session actor of a `store+sqlite:` store's versions (a new `sesn_…` id when unset).
-    pub session_id: Option<String>,
-}
-
-impl OpenOptions {
-    /// Options with no encryption.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Encrypts with the key in `file` (feature `encrypted`).
-    pub fn with_encryption_key_file(mut self, file: impl Into<PathBuf>) -> Self {
-        self.encryption_key_file = Some(file.into());
-        self
-    }
-
-    /// Also reads files encrypted under the older key in `file` (feature `encrypted`).
-    pub fn with_old_key_file(mut self, file: impl Into<PathBuf>) -> Self {
-        self.old_key_files.push(file.into());
-        self
-    }
-
-    /// Records a `store+sqlite:` store's versions as written by the session `id` (feature
-    /// `stores`).
-    pub fn with_session_id(mut self, id: impl Into<String>) -> Self {
-        self.session_id = Some(id.into());
-        self
-    }
-}
-
-/// Why a store could not be opened. The text is for the operator (standard error, logs), so
-/// it may name host paths; the model never sees it.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum OpenError {
-    /// The string is not a store URL.
-    #[error("invalid store URL `{url}`: {source}")]
-    InvalidUrl {
-        /// The string given.
-        url: String,
-        /// What is wrong with it.
-        #[source]
-        source: StoreUrlError,
-    },
-    /// This kind of store cannot be used by this build.
-    #[error("cannot open store `{url}`: {reason}")]
-    Unavailable {
-        /// The store asked for.
-        url: String,
-        /// Why, and what would make it available.
-        reason: String,
-    },
-    /// The backend refused to open.
-    #[error("cannot open store `{url}`: {source}")]
-    Backend {
-        /// The store asked for.
-        url: String,
-        /// The backend's error.
-        #[source]
-        source: memory_core::Error,
-    },
-    /// The encryption key file could not be used.
-    #[error("cannot use the encryption key: {reason}")]
-    KeyFile {
-        /// The key file.
-        path: PathBuf,
-        /// What is wrong with it.
-        reason: String,
-    },
-}
-
-/// Opens the store a URL names (see the [module docs](self) for the URLs).
+/// Opens the store a URL names (see the [module docs](self) for the URLs), with no
+/// encryption and without reading the environment.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), memory_runner::OpenError> {
@@ -318,307 +59,430 @@ pub enum OpenError {
 /// ```
 ///
 /// # Errors
+/// As [`open_with`].
+pub async fn open(url: &str) -> Result<Arc<dyn Storage>, OpenError> {
+    open_with(url, &OpenOptions::new()).await
+}
+
+/// Opens the store a URL names, wrapped as `options` say.
+///
+/// # Errors
 /// [`OpenError::InvalidUrl`] for a string that is no store URL, and the errors of
 /// [`open_url`].
-pub async fn open(url: &str) -> Result<Arc<dyn Storage>, OpenError> {
+pub async fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn Storage>, OpenError> {
     let parsed: StoreUrl = url.parse().map_err(|source| OpenError::InvalidUrl {
-        url: url.to_owned(),
+        url: url.split_once('?').map_or(url, |(base, _)| base).to_owned(),
         source,
     })?;
-    open_url(&parsed, &OpenOptions::new()).await
+    open_url(&parsed, options).await
 }
 
 /// Opens the store `url` names, wrapped as `options` say.
 ///
 /// # Errors
-/// [`OpenError`] when the backend refuses (a directory that is a file, a database that cannot
-/// be created), when the build lacks the backend's feature, or when the key file is unusable.
+/// [`OpenError`] when the build lacks the backend's feature, when an option is not accepted,
+/// when the backend refuses (a directory that is a file, a database that cannot be created),
+/// or when encryption cannot be applied (an unusable key file, a store that holds only text).
 pub async fn open_url(
     url: &StoreUrl,
     options: &OpenOptions,
 ) -> Result<Arc<dyn Storage>, OpenError> {
-    let store = open_plain(url, options).await?;
-    match &options.encryption_key_file {
-        None => Ok(store),
-        Some(key_file) => encrypt(store, key_file, &options.old_key_files, url),
-    }
+    let store = open_backend(url, options).await?;
+    encrypt(store, url, options)
 }
 
-#[cfg(not(all(
-    feature = "fs",
-    feature = "sqlite",
-    feature = "s3",
-    feature = "encrypted",
-    feature = "stores"
-)))]
-pub(crate) fn without_feature(url: &StoreUrl, feature: &str, what: &str) -> OpenError {
-    OpenError::Unavailable {
-        url: url.to_string(),
-        reason: format!("this build was compiled without feature `{feature}` ({what})"),
-    }
-}
-
-async fn open_plain(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn Storage>, OpenError> {
-    match url {
-        StoreUrl::Memory => Ok(Arc::new(memory_core::InMemoryStorage::new())),
-        StoreUrl::Dir(path) => open_dir(path, url).await,
-        StoreUrl::Sqlite(path) => open_sqlite(path, url).await,
-        StoreUrl::S3 { bucket, prefix } => open_s3(bucket, prefix, url),
-        StoreUrl::StoreSqlite { .. } | StoreUrl::StoreHttp { .. } => {
-            crate::stores::open_store_url(url, options).await
+/// The dispatcher: the backend that owns the scheme opens the store.
+async fn open_backend(
+    url: &StoreUrl,
+    options: &OpenOptions,
+) -> Result<Arc<dyn Storage>, OpenError> {
+    match url.scheme() {
+        Scheme::Memory => backends::memory(url, options),
+        #[cfg(feature = "fs")]
+        Scheme::Dir => backends::dir(url, options).await,
+        #[cfg(feature = "sqlite")]
+        Scheme::Sqlite => backends::sqlite(url, options).await,
+        #[cfg(feature = "s3")]
+        Scheme::S3 => backends::s3(url, options),
+        #[cfg(feature = "postgres")]
+        Scheme::Postgres => backends::postgres(url, options).await,
+        #[cfg(feature = "stores")]
+        Scheme::StoreSqlite | Scheme::StoreHttp => {
+            Ok(Arc::new(crate::stores::open_store(url, options).await?.0))
         }
+        #[allow(
+            unreachable_patterns,
+            reason = "every scheme is compiled with all features"
+        )]
+        scheme => Err(OpenError::NotCompiled {
+            url: url.to_string(),
+            scheme,
+            feature: scheme.feature().unwrap_or("default"),
+        }),
     }
 }
 
-#[cfg(feature = "s3")]
-fn open_s3(bucket: &str, prefix: &str, url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
-    // Reads the `AWS_*` variables; sends nothing (a wrong endpoint shows on first use).
-    let store = memory_s3::S3Options::new(bucket, prefix)
-        .with_env()
-        .build()
-        .map_err(|source| OpenError::Backend {
+/// Each backend's opening. Backends that parse their own URL (`from_url`) get the URL and
+/// the options as they are; the others get what this module read from the URL.
+mod backends {
+    use super::*;
+
+    pub(super) fn memory(
+        url: &StoreUrl,
+        options: &OpenOptions,
+    ) -> Result<Arc<dyn Storage>, OpenError> {
+        let (base, store_options) = split_options(url, url.as_str(), options)?;
+        if !matches!(after_scheme(&base), "" | "//") {
+            return Err(OpenError::Unavailable {
+                url: url.to_string(),
+                reason: "`mem:` takes nothing after the colon".to_owned(),
+            });
+        }
+        finish_options(url, store_options, &[])?;
+        Ok(Arc::new(memory_core::InMemoryStorage::new()))
+    }
+
+    /// Runs a blocking open on the blocking pool.
+    #[cfg(any(feature = "fs", feature = "sqlite"))]
+    async fn open_blocking<S: Storage + Send + 'static>(
+        url: &StoreUrl,
+        backend: &'static str,
+        open: impl FnOnce() -> memory_core::Result<S> + Send + 'static,
+    ) -> Result<Arc<dyn Storage>, OpenError> {
+        let opened = tokio::task::spawn_blocking(open)
+            .await
+            .map_err(|e| memory_core::Error::backend(backend, e))
+            .and_then(|r| r);
+        let store = opened.map_err(|source| OpenError::Backend {
             url: url.to_string(),
             source,
         })?;
-    Ok(Arc::new(store))
-}
+        Ok(Arc::new(store))
+    }
 
-#[cfg(not(feature = "s3"))]
-fn open_s3(_bucket: &str, _prefix: &str, url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
-    Err(without_feature(url, "s3", "S3 stores"))
-}
+    #[cfg(feature = "fs")]
+    pub(super) async fn dir(
+        url: &StoreUrl,
+        options: &OpenOptions,
+    ) -> Result<Arc<dyn Storage>, OpenError> {
+        let (base, store_options) = split_options(url, url.as_str(), options)?;
+        let path = path_part(url, after_scheme(&base), "file:PATH")?;
+        finish_options(url, store_options, &[])?;
+        // Opening creates and checks the directory: blocking work.
+        open_blocking(url, "fs", move || memory_fs::FsStorage::new(path)).await
+    }
 
-/// Runs a blocking open on the blocking pool.
-#[cfg(any(feature = "fs", feature = "sqlite"))]
-async fn open_blocking<S: Storage + Send + 'static>(
-    url: &StoreUrl,
-    backend: &'static str,
-    open: impl FnOnce() -> memory_core::Result<S> + Send + 'static,
-) -> Result<Arc<dyn Storage>, OpenError> {
-    let opened = tokio::task::spawn_blocking(open)
+    #[cfg(feature = "sqlite")]
+    pub(super) async fn sqlite(
+        url: &StoreUrl,
+        options: &OpenOptions,
+    ) -> Result<Arc<dyn Storage>, OpenError> {
+        let (base, store_options) = split_options(url, url.as_str(), options)?;
+        let path = path_part(url, after_scheme(&base), "sqlite:PATH")?;
+        finish_options(url, store_options, &[])?;
+        // Opening reads (and may wait for) the database file: blocking work.
+        open_blocking(url, "sqlite", move || {
+            memory_sqlite::SqliteStorage::open(path)
+        })
         .await
-        .map_err(|e| memory_core::Error::backend(backend, e))
-        .and_then(|r| r);
-    let store = opened.map_err(|source| OpenError::Backend {
-        url: url.to_string(),
-        source,
-    })?;
-    Ok(Arc::new(store))
+    }
+
+    #[cfg(feature = "s3")]
+    pub(super) fn s3(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn Storage>, OpenError> {
+        let backend = |source| OpenError::Backend {
+            url: url.to_string(),
+            source,
+        };
+        let (base, store_options) = split_options(url, url.as_str(), options)?;
+        // memory-s3 owns the `s3://` form.
+        let mut s3 = memory_s3::S3Options::from_url(&base).map_err(backend)?;
+        if options.environment {
+            s3 = s3.with_env();
+        }
+        finish_options(url, store_options, &[])?;
+        // Sends nothing: a wrong endpoint shows on first use.
+        Ok(Arc::new(s3.build().map_err(backend)?))
+    }
+
+    #[cfg(feature = "postgres")]
+    pub(super) async fn postgres(
+        url: &StoreUrl,
+        options: &OpenOptions,
+    ) -> Result<Arc<dyn Storage>, OpenError> {
+        let store =
+            memory_postgres::PostgresStorage::from_url(url.as_str(), options.store_options.clone())
+                .await
+                .map_err(|source| OpenError::Open {
+                    url: url.to_string(),
+                    source: Box::new(source),
+                })?;
+        Ok(Arc::new(store))
+    }
 }
 
-#[cfg(feature = "fs")]
-async fn open_dir(path: &Path, url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
-    let path = path.to_owned();
-    // Opening creates and checks the directory: blocking work.
-    open_blocking(url, "fs", move || memory_fs::FsStorage::new(path)).await
-}
-
-#[cfg(not(feature = "fs"))]
-async fn open_dir(_path: &Path, url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
-    Err(without_feature(url, "fs", "directory stores"))
-}
-
-#[cfg(feature = "sqlite")]
-async fn open_sqlite(path: &Path, url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
-    let path = path.to_owned();
-    // Opening reads (and may wait for) the database file: blocking work.
-    open_blocking(url, "sqlite", move || {
-        memory_sqlite::SqliteStorage::open(path)
-    })
-    .await
-}
-
-#[cfg(not(feature = "sqlite"))]
-async fn open_sqlite(_path: &Path, url: &StoreUrl) -> Result<Arc<dyn Storage>, OpenError> {
-    Err(without_feature(url, "sqlite", "SQLite stores"))
-}
-
+/// Wraps `store` in the encrypted envelope when `options` ask for it.
 #[cfg(feature = "encrypted")]
 fn encrypt(
     store: Arc<dyn Storage>,
-    key_file: &Path,
-    old_key_files: &[PathBuf],
-    _url: &StoreUrl,
+    url: &StoreUrl,
+    options: &OpenOptions,
 ) -> Result<Arc<dyn Storage>, OpenError> {
-    let key_error = |path: &Path, e: memory_encrypted::KeyError| OpenError::KeyFile {
+    use memory_encrypted::{Encrypted, Key, KeyError, Keyring};
+    use std::path::Path;
+
+    if !options.wants_encryption() {
+        return Ok(store);
+    }
+    if !store.capabilities().binary_files {
+        return Err(OpenError::Unavailable {
+            url: url.to_string(),
+            reason: "the store holds only UTF-8 text, so it cannot be encrypted (encrypted \
+                     files are binary); drop the encryption key for this store"
+                .to_owned(),
+        });
+    }
+    let key_error = |path: &Path, e: KeyError| OpenError::KeyFile {
         path: path.to_owned(),
         reason: e.to_string(),
     };
-    let key = memory_encrypted::Key::from_hex_file(key_file).map_err(|e| key_error(key_file, e))?;
-    tracing::info!(key_id = %key.id(), "encrypting the store");
-    let mut keyring = memory_encrypted::Keyring::new(key);
-    for old in old_key_files {
-        let key = memory_encrypted::Key::from_hex_file(old).map_err(|e| key_error(old, e))?;
+    let mut keyring = match (&options.keyring, &options.encryption_key_file) {
+        (Some(_), Some(_)) => {
+            return Err(OpenError::Unavailable {
+                url: url.to_string(),
+                reason: "both a keyring and an encryption key file were given; give one".to_owned(),
+            });
+        }
+        (Some(ring), None) => ring.clone(),
+        (None, Some(file)) => {
+            Keyring::new(Key::from_hex_file(file).map_err(|e| key_error(file, e))?)
+        }
+        (None, None) => return Ok(store),
+    };
+    for old in &options.old_key_files {
+        let key = Key::from_hex_file(old).map_err(|e| key_error(old, e))?;
         keyring.add_decryption_key(key);
     }
-    Ok(Arc::new(memory_encrypted::Encrypted::new(store, keyring)))
+    tracing::info!(key_id = %keyring.active_id(), "encrypting the store");
+    Ok(Arc::new(Encrypted::new(store, keyring)))
 }
 
 #[cfg(not(feature = "encrypted"))]
 fn encrypt(
-    _store: Arc<dyn Storage>,
-    _key_file: &Path,
-    _old_key_files: &[PathBuf],
+    store: Arc<dyn Storage>,
     url: &StoreUrl,
+    options: &OpenOptions,
 ) -> Result<Arc<dyn Storage>, OpenError> {
-    Err(without_feature(
-        url,
-        "encrypted",
-        "encryption was asked for with a key file",
-    ))
+    if !options.wants_encryption() {
+        return Ok(store);
+    }
+    Err(OpenError::Unavailable {
+        url: url.to_string(),
+        reason: "this build was compiled without feature `encrypted` (encryption was asked \
+                 for with a key file)"
+            .to_owned(),
+    })
+}
+
+/// Opens one mount of `memory run --mount NAME=URL[:ro]`: any store URL, mounted at
+/// `/memories/<slug of NAME>` with the spec's access. A versioned store (`store+…`) is fetched
+/// at once, so a wrong id, key or server is reported here, and its description goes into the
+/// mount note.
+///
+/// Give every mount of one run the same [`OpenOptions::with_session_id`], so that all its
+/// writes are one session's.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use memory_runner::mounts::{MountSpec, Mounts, new_session_id};
+/// use memory_runner::{OpenOptions, open_mount};
+///
+/// let options = OpenOptions::new().with_session_id(new_session_id());
+/// let handbook: MountSpec = "Team Handbook=store+sqlite:stores.db#memstore_01abc:ro".parse()?;
+/// let notes: MountSpec = "User Notes=store+sqlite:stores.db#memstore_01def".parse()?;
+/// let mounts = Mounts::new([
+///     open_mount(&handbook, &options).await?,
+///     open_mount(&notes, &options).await?,
+/// ])?;
+/// let system_prompt = mounts.note();
+/// let tool = memory_core::MemoryTool::new(mounts);
+/// # let _ = (system_prompt, tool);
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// [`OpenError`] for a string that is no store URL and for a store that cannot be opened.
+#[cfg(feature = "stores")]
+pub async fn open_mount(
+    spec: &memory_mounts::MountSpec,
+    options: &OpenOptions,
+) -> Result<memory_mounts::Mount, OpenError> {
+    use memory_mounts::Mount;
+
+    let url: StoreUrl = spec.url.parse().map_err(|source| OpenError::InvalidUrl {
+        url: spec
+            .url
+            .split_once('?')
+            .map_or(&*spec.url, |(base, _)| base)
+            .to_owned(),
+        source,
+    })?;
+    match url.scheme() {
+        Scheme::StoreSqlite | Scheme::StoreHttp => {
+            let (storage, store) = crate::stores::open_store(&url, options).await?;
+            Ok(
+                Mount::new(spec.name.clone(), Arc::new(storage), spec.access)
+                    .with_id(store.id)
+                    .with_description(store.description),
+            )
+        }
+        _ => {
+            let storage = open_url(&url, options).await?;
+            Ok(Mount::new(spec.name.clone(), storage, spec.access))
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
 
-    fn parse(raw: &str) -> Result<StoreUrl, StoreUrlError> {
-        raw.parse()
-    }
-
-    #[test]
-    fn plain_paths_are_directories() {
-        for raw in [
-            "./memory",
-            "memory",
-            "/var/lib/memory",
-            "C:/x",
-            "../a:b",
-            "dir/x:y",
-        ] {
-            assert_eq!(parse(raw), Ok(StoreUrl::Dir(raw.into())), "{raw}");
+    async fn open_err(url: &str) -> OpenError {
+        match open(url).await {
+            Ok(store) => panic!("{url} opened as {store}"),
+            Err(err) => err,
         }
     }
 
-    #[test]
-    fn schemes() {
-        assert_eq!(parse("file:./m"), Ok(StoreUrl::Dir("./m".into())));
-        assert_eq!(parse("file:///abs/m"), Ok(StoreUrl::Dir("/abs/m".into())));
-        assert_eq!(parse("FILE:m"), Ok(StoreUrl::Dir("m".into())));
-        assert_eq!(parse("sqlite:m.db"), Ok(StoreUrl::Sqlite("m.db".into())));
-        assert_eq!(
-            parse("sqlite:///tmp/m.db"),
-            Ok(StoreUrl::Sqlite("/tmp/m.db".into()))
-        );
-        assert_eq!(parse("mem:"), Ok(StoreUrl::Memory));
-        assert_eq!(parse("mem://"), Ok(StoreUrl::Memory));
-        assert_eq!(
-            parse("s3://bucket/some/prefix/"),
-            Ok(StoreUrl::S3 {
-                bucket: "bucket".into(),
-                prefix: "some/prefix".into()
-            })
-        );
-        assert_eq!(
-            parse("s3://bucket"),
-            Ok(StoreUrl::S3 {
-                bucket: "bucket".into(),
-                prefix: String::new()
-            })
-        );
-    }
-
-    #[test]
-    fn refused() {
-        assert_eq!(parse(""), Err(StoreUrlError::Empty));
-        assert_eq!(
-            parse("file:"),
-            Err(StoreUrlError::MissingPath { scheme: "file" })
-        );
-        assert_eq!(
-            parse("sqlite:"),
-            Err(StoreUrlError::MissingPath { scheme: "sqlite" })
-        );
-        assert_eq!(parse("mem:x"), Err(StoreUrlError::MemoryWithPath));
-        assert_eq!(parse("s3://"), Err(StoreUrlError::MissingBucket));
-        assert_eq!(
-            parse("ftp://host/x"),
-            Err(StoreUrlError::UnknownScheme {
-                scheme: "ftp".into()
-            })
-        );
-        assert_eq!(
-            parse("notes:2024"),
-            Err(StoreUrlError::UnknownScheme {
-                scheme: "notes".into()
-            })
-        );
-    }
-
-    #[test]
-    fn store_urls() {
-        assert_eq!(
-            parse("store+sqlite:./stores.db#memstore_01Ab"),
-            Ok(StoreUrl::StoreSqlite {
-                db: "./stores.db".into(),
-                store_id: "memstore_01Ab".into()
-            })
-        );
-        assert_eq!(
-            parse("store+sqlite:///var/a#b.db#memstore_1"),
-            Ok(StoreUrl::StoreSqlite {
-                db: "/var/a#b.db".into(),
-                store_id: "memstore_1".into()
-            })
-        );
-        assert_eq!(
-            parse("STORE+HTTP://127.0.0.1:8080/#memstore_1"),
-            Ok(StoreUrl::StoreHttp {
-                base_url: "http://127.0.0.1:8080".into(),
-                store_id: "memstore_1".into()
-            })
-        );
-        assert_eq!(
-            parse("store+https://memory.example/api#memstore_1"),
-            Ok(StoreUrl::StoreHttp {
-                base_url: "https://memory.example/api".into(),
-                store_id: "memstore_1".into()
-            })
-        );
-        for (raw, scheme) in [
-            ("store+sqlite:./stores.db", "store+sqlite"),
-            ("store+sqlite:./stores.db#", "store+sqlite"),
-            ("store+http://h:1#a/b", "store+http"),
-            ("store+https://h", "store+https"),
-        ] {
-            assert_eq!(
-                parse(raw),
-                Err(StoreUrlError::MissingStoreId { scheme }),
-                "{raw}"
-            );
-        }
-        assert_eq!(
-            parse("store+sqlite:#memstore_1"),
-            Err(StoreUrlError::MissingPath {
-                scheme: "store+sqlite"
-            })
-        );
-        assert_eq!(
-            parse("store+http:h#memstore_1"),
-            Err(StoreUrlError::MissingServer)
-        );
-        assert_eq!(
-            parse("store+http://#memstore_1"),
-            Err(StoreUrlError::MissingServer)
-        );
-        assert!(matches!(
-            parse("store+ftp://h#memstore_1"),
-            Err(StoreUrlError::UnknownScheme { .. })
-        ));
-    }
-
-    #[cfg(not(feature = "stores"))]
     #[tokio::test]
-    async fn stores_need_stores() {
-        let err = open("store+sqlite:x.db#memstore_1")
-            .await
-            .expect_err("no stores backend");
+    async fn memory_store_opens() {
+        for url in ["mem:", "mem://", "MEMORY:"] {
+            let store = open(url).await.unwrap();
+            let root = memory_core::MemoryPath::parse("/memories").unwrap();
+            assert!(store.list(&root).await.unwrap().is_empty());
+        }
+        let err = open_err("mem:x").await;
+        assert!(err.to_string().contains("`mem:` takes nothing"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn invalid_urls_are_refused_with_the_schemes_of_this_build() {
+        let err = open_err("ftp://host/x?password=secret").await;
+        let OpenError::InvalidUrl { url, source } = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(url, "ftp://host/x");
+        assert!(matches!(source, StoreUrlError::UnknownScheme { .. }));
+        let text = err.to_string();
+        assert!(text.contains("unknown store scheme `ftp:`"), "{text}");
+        assert!(!text.contains("secret"), "{text}");
+        for scheme in compiled_schemes() {
+            assert!(text.contains(scheme.form()), "{text}");
+        }
+        assert!(matches!(open_err("").await, OpenError::InvalidUrl { .. }));
+    }
+
+    #[tokio::test]
+    async fn unknown_options_are_named_with_the_accepted_ones() {
+        let err = open_err("mem:?bogus=1").await;
+        assert!(matches!(err, OpenError::Options { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "cannot open store `mem:`: unknown store option `bogus`: remove it: this store accepts no options"
+        );
+        // An option given both in the URL and by the program is refused.
+        let options = OpenOptions::new().with_store_option("sync", "full");
+        let err = open_with("mem:?sync=none", &options).await.unwrap_err();
+        assert!(err.to_string().contains("more than once"), "{err}");
+        // The program's options are checked like the URL's.
+        let err = open_with("mem:", &options).await.unwrap_err();
         assert!(
-            err.to_string()
-                .contains("compiled without feature `stores`"),
+            err.to_string().contains("unknown store option `sync`"),
             "{err}"
         );
+    }
+
+    /// Every scheme this build lacks says which feature to enable.
+    #[tokio::test]
+    async fn compiled_out_schemes_name_their_feature() {
+        let examples = [
+            (Scheme::Dir, "./memory"),
+            (Scheme::Sqlite, "sqlite:m.db"),
+            (Scheme::S3, "s3://bucket"),
+            (Scheme::Postgres, "postgres://u@127.0.0.1:1/db"),
+            (Scheme::StoreSqlite, "store+sqlite:x.db#memstore_1"),
+            (Scheme::StoreHttp, "store+http://127.0.0.1:1#memstore_1"),
+        ];
+        for (scheme, url) in examples {
+            if scheme.is_compiled() {
+                continue;
+            }
+            let err = open_err(url).await;
+            let feature = scheme.feature().unwrap();
+            assert!(
+                matches!(err, OpenError::NotCompiled { feature: f, .. } if f == feature),
+                "{err:?}"
+            );
+            let text = err.to_string();
+            assert!(
+                text.contains(&format!("compiled without feature `{feature}`")),
+                "{text}"
+            );
+            assert!(text.contains("this build opens: "), "{text}");
+            assert!(text.contains("mem:"), "{text}");
+        }
+    }
+
+    #[cfg(feature = "fs")]
+    #[tokio::test]
+    async fn folder_store_opens() {
+        use memory_core::{MemoryHandler, MemoryTool};
+        let dir = tempfile::tempdir().unwrap();
+        for url in [
+            dir.path().join("a").display().to_string(),
+            format!("file:{}", dir.path().join("b").display()),
+            format!("file://{}", dir.path().join("c").display()),
+        ] {
+            let tool = MemoryTool::new(open(&url).await.unwrap());
+            let out = tool
+                .execute(&serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}))
+                .await;
+            assert!(!out.is_error, "{out:?}");
+        }
+        for sub in ["a", "b", "c"] {
+            let file = dir.path().join(sub).join("memories/a.md");
+            assert_eq!(std::fs::read_to_string(file).unwrap(), "x");
+        }
+        assert!(open_err("file:").await.to_string().contains("file:PATH"));
+    }
+
+    #[cfg(feature = "sqlite")]
+    #[tokio::test]
+    async fn sqlite_store_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("m.db").display());
+        let store = open(&url).await.unwrap();
+        assert!(
+            store.to_string().to_lowercase().contains("sqlite"),
+            "{store}"
+        );
+        assert!(dir.path().join("m.db").exists());
+        assert!(
+            open_err("sqlite:")
+                .await
+                .to_string()
+                .contains("sqlite:PATH")
+        );
+    }
+
+    #[cfg(feature = "s3")]
+    #[tokio::test]
+    async fn s3_store_opens_without_sending_anything() {
+        // Nothing is sent on open, so no server is needed.
+        let store = open("s3://agent-memory/team-a").await.unwrap();
+        assert_eq!(store.to_string(), "S3(s3://agent-memory/team-a)");
+        // memory-s3's parser, not one of ours.
+        let err = open_err("s3://").await;
+        assert!(matches!(err, OpenError::Backend { .. }), "{err:?}");
     }
 
     #[cfg(feature = "stores")]
@@ -630,11 +494,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("stores.db");
         let missing = format!("store+sqlite:{}#memstore_1", db.display());
-        let err = open(&missing).await.expect_err("no database");
+        let err = open_err(&missing).await;
         assert!(
             err.to_string().contains("no memory-stores database"),
             "{err}"
         );
+        for (url, text) in [
+            ("store+sqlite:./stores.db", "the store's id after `#`"),
+            ("store+sqlite:./stores.db#", "the store's id after `#`"),
+            ("store+http://h:1#a/b", "the store's id after `#`"),
+            ("store+sqlite:#memstore_1", "store+sqlite:PATH#STORE_ID"),
+            ("store+http:h#memstore_1", "names no server"),
+            ("store+http://#memstore_1", "names no server"),
+            (
+                "store+sqlite:x.db?bogus=1#memstore_1",
+                "unknown store option `bogus`",
+            ),
+        ] {
+            let err = open_err(url).await;
+            assert!(err.to_string().contains(text), "{url}: {err}");
+        }
         let engine = MemoryStores::open(&db).await.unwrap();
         let store = engine
             .create_store(CreateStore {
@@ -643,9 +522,7 @@ mod tests {
             })
             .await
             .unwrap();
-        let err = open(&format!("store+sqlite:{}#memstore_nope", db.display()))
-            .await
-            .expect_err("no such store");
+        let err = open_err(&format!("store+sqlite:{}#memstore_nope", db.display())).await;
         assert!(err.to_string().contains("not found"), "{err}");
         let url: StoreUrl = format!("store+sqlite:{}#{}", db.display(), store.id)
             .parse()
@@ -669,129 +546,26 @@ mod tests {
         assert!(err.to_string().contains("cannot be encrypted"), "{err}");
     }
 
-    #[test]
-    fn display_round_trips() {
-        for raw in [
-            "file:./m",
-            "mem:",
-            "sqlite:/x/m.db",
-            "s3://b",
-            "s3://b/p/q",
-            "store+sqlite:/x/s.db#memstore_1",
-            "store+http://127.0.0.1:8080#memstore_1",
-            "store+https://h/base#memstore_1",
-        ] {
-            let url = parse(raw).unwrap();
-            assert_eq!(url.to_string(), raw);
-            assert_eq!(parse(&url.to_string()), Ok(url));
-        }
-    }
-
-    #[cfg(not(feature = "s3"))]
-    #[tokio::test]
-    async fn s3_needs_s3() {
-        let err = open("s3://bucket").await.expect_err("no s3 backend");
-        assert!(
-            err.to_string().contains("compiled without feature `s3`"),
-            "{err}"
-        );
-    }
-
-    #[cfg(feature = "s3")]
-    #[tokio::test]
-    async fn s3_store_opens_without_sending_anything() {
-        // Nothing is sent on open, so no server is needed.
-        let store = open("s3://agent-memory/team-a").await.unwrap();
-        assert_eq!(store.to_string(), "S3(s3://agent-memory/team-a)");
-    }
-
-    #[tokio::test]
-    async fn memory_store_opens() {
-        let store = open("mem:").await.unwrap();
-        let root = memory_core::MemoryPath::parse("/memories").unwrap();
-        assert!(store.list(&root).await.unwrap().is_empty());
-    }
-
-    #[tokio::test]
-    async fn invalid_urls_are_refused() {
-        let err = open("ftp://host/x").await.expect_err("ftp must not open");
-        assert!(matches!(err, OpenError::InvalidUrl { .. }), "{err}");
-        assert!(
-            err.to_string().contains("unknown store scheme `ftp:`"),
-            "{err}"
-        );
-    }
-
-    #[cfg(feature = "fs")]
-    #[tokio::test]
-    async fn folder_store_opens() {
-        use memory_core::{MemoryHandler, MemoryTool};
-        let dir = tempfile::tempdir().unwrap();
-        let store = open(dir.path().to_str().unwrap()).await.unwrap();
-        let tool = MemoryTool::new(store);
-        let out = tool
-            .execute(&serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}))
-            .await;
-        assert!(!out.is_error, "{out:?}");
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("memories/a.md")).unwrap(),
-            "x"
-        );
-    }
-
-    #[cfg(not(feature = "fs"))]
-    #[tokio::test]
-    async fn folder_store_needs_fs() {
-        let err = open("./memory").await.expect_err("no fs backend");
-        assert!(
-            err.to_string().contains("compiled without feature `fs`"),
-            "{err}"
-        );
-    }
-
-    #[cfg(feature = "sqlite")]
-    #[tokio::test]
-    async fn sqlite_store_opens() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite:{}", dir.path().join("m.db").display());
-        let store = open(&url).await.unwrap();
-        assert!(
-            store.to_string().to_lowercase().contains("sqlite"),
-            "{store}"
-        );
-        assert!(dir.path().join("m.db").exists());
-    }
-
-    #[cfg(not(feature = "sqlite"))]
-    #[tokio::test]
-    async fn sqlite_store_needs_sqlite() {
-        let err = open("sqlite:m.db").await.expect_err("no sqlite backend");
-        assert!(
-            err.to_string()
-                .contains("compiled without feature `sqlite`"),
-            "{err}"
-        );
-    }
-
     #[cfg(feature = "encrypted")]
     #[tokio::test]
-    async fn encrypted_store_wraps_any() {
+    async fn encryption_wraps_any_store_from_a_key_file_or_a_keyring() {
         use memory_core::{MemoryHandler, MemoryTool};
         let dir = tempfile::tempdir().unwrap();
         let key_file = dir.path().join("key");
-        memory_encrypted::generate_key_file(&key_file).unwrap();
-        let options = OpenOptions::new().with_encryption_key_file(&key_file);
-        let store = open_url(&StoreUrl::Memory, &options).await.unwrap();
-        assert!(store.to_string().contains("Encrypted"), "{store}");
-        let tool = MemoryTool::new(store);
-        let out = tool
-            .execute(&serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}))
-            .await;
-        assert!(!out.is_error, "{out:?}");
+        let key = memory_encrypted::generate_key_file(&key_file).unwrap();
+        let by_file = OpenOptions::new().with_encryption_key_file(&key_file);
+        let by_ring = OpenOptions::new().with_keyring(memory_encrypted::Keyring::new(key));
+        for options in [by_file, by_ring] {
+            let store = open_with("mem:", &options).await.unwrap();
+            assert!(store.to_string().contains("Encrypted"), "{store}");
+            let tool = MemoryTool::new(store);
+            let out = tool
+                .execute(&serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}))
+                .await;
+            assert!(!out.is_error, "{out:?}");
+        }
         let missing = OpenOptions::new().with_encryption_key_file(dir.path().join("nope"));
-        let err = open_url(&StoreUrl::Memory, &missing)
-            .await
-            .expect_err("no key");
+        let err = open_with("mem:", &missing).await.expect_err("no key");
         assert!(matches!(err, OpenError::KeyFile { .. }), "{err}");
     }
 
@@ -799,7 +573,7 @@ mod tests {
     #[tokio::test]
     async fn encryption_needs_encrypted() {
         let options = OpenOptions::new().with_encryption_key_file("key");
-        let err = open_url(&StoreUrl::Memory, &options)
+        let err = open_with("mem:", &options)
             .await
             .expect_err("no encryption");
         assert!(

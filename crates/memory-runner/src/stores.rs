@@ -1,157 +1,117 @@
-//! Versioned memory stores behind store URLs (`store+sqlite:`, `store+http(s):`), and mounts of
-//! several stores under one `/memories` (feature `stores`, re-exporting memory-mounts as
-//! [`crate::mounts`]).
+//! Versioned memory stores behind store URLs (`store+sqlite:`, `store+http(s):`; feature
+//! `stores`, re-exporting memory-mounts as [`crate::mounts`]). The dispatcher
+//! ([`crate::store`]) uses this module; this module uses only the URL and option types.
 
-use std::sync::Arc;
-
-use memory_core::Storage;
-
-use crate::store::{OpenError, OpenOptions, StoreUrl};
-
-/// The variable holding the API key of `store+http(s):` stores.
+/// The variable holding the API key of `store+http(s):` stores, read with
+/// [`OpenOptions::with_environment`](crate::OpenOptions::with_environment).
 pub const STORE_API_KEY_VAR: &str = "MEMORY_STORE_API_KEY";
 
 #[cfg(feature = "stores")]
-pub(crate) async fn open_store_url(
-    url: &StoreUrl,
-    options: &OpenOptions,
-) -> Result<Arc<dyn Storage>, OpenError> {
-    Ok(Arc::new(open_store(url, options).await?.0))
-}
+pub(crate) use imp::open_store;
 
-#[cfg(not(feature = "stores"))]
-pub(crate) async fn open_store_url(
-    url: &StoreUrl,
-    _options: &OpenOptions,
-) -> Result<Arc<dyn Storage>, OpenError> {
-    Err(crate::store::without_feature(
-        url,
-        "stores",
-        "versioned memory stores",
-    ))
-}
-
-/// Opens a `store+` URL's store and fetches it (so a wrong id, key or server stops here).
 #[cfg(feature = "stores")]
-async fn open_store(
-    url: &StoreUrl,
-    options: &OpenOptions,
-) -> Result<
-    (
-        memory_mounts::StoreStorage,
-        memory_mounts::memory_store::Store,
-    ),
-    OpenError,
-> {
+mod imp {
     use memory_mounts::StoreStorage;
-    use memory_mounts::memory_store::MemoryStores;
+    use memory_mounts::memory_store::{MemoryStores, Store, StoreError};
 
-    let backend = |source: memory_mounts::memory_store::StoreError| OpenError::Backend {
-        url: url.to_string(),
-        source: source.into(),
+    use super::STORE_API_KEY_VAR;
+    use crate::options::{
+        OpenError, OpenOptions, after_scheme, finish_options, path_part, split_options,
     };
-    if options.encryption_key_file.is_some() {
-        return Err(OpenError::Unavailable {
-            url: url.to_string(),
-            reason: "a versioned memory store holds text, so it cannot be encrypted by the \
-                     envelope; drop the encryption key file for this store"
-                .to_owned(),
-        });
-    }
-    let storage = match url {
-        StoreUrl::StoreSqlite { db, store_id } => {
-            // Opening would create an empty database: a missing file is a mistake to report.
-            if !tokio::fs::try_exists(db).await.unwrap_or(false) {
-                return Err(OpenError::Unavailable {
-                    url: url.to_string(),
-                    reason: format!(
-                        "there is no memory-stores database at {} (create stores with `memory serve` or the memory-store crate)",
-                        db.display()
-                    ),
-                });
+    use crate::url::{Scheme, StoreUrl};
+
+    /// Splits `…#STORE_ID`: the id is what follows the last `#`, one or more of
+    /// `[0-9A-Za-z_]`.
+    fn store_id_part<'a>(url: &StoreUrl, raw: &'a str) -> Result<(&'a str, String), OpenError> {
+        match raw.rsplit_once('#') {
+            Some((before, id))
+                if !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+            {
+                Ok((before, id.to_owned()))
             }
-            let engine = MemoryStores::open(db).await.map_err(backend)?;
-            let session = options
-                .session_id
-                .clone()
-                .unwrap_or_else(memory_mounts::new_session_id);
-            StoreStorage::local(engine, store_id, session)
+            _ => Err(OpenError::Unavailable {
+                url: url.to_string(),
+                reason: "the URL needs the store's id after `#`, e.g. \
+                         store+sqlite:./memory-stores.db#memstore_... or \
+                         store+http://127.0.0.1:8080#memstore_..."
+                    .to_owned(),
+            }),
         }
-        StoreUrl::StoreHttp { base_url, store_id } => {
-            let key = std::env::var(STORE_API_KEY_VAR)
-                .ok()
-                .filter(|k| !k.is_empty());
-            let session = options
-                .session_id
-                .clone()
-                .unwrap_or_else(memory_mounts::new_session_id);
-            let client = memory_mounts::HttpStores::new(base_url, key)
-                .and_then(|client| client.with_session_id(&session))
-                .map_err(backend)?;
-            StoreStorage::http(client, store_id)
-        }
-        other => {
+    }
+
+    /// Opens a `store+` URL's store and fetches it (so a wrong id, key or server stops here).
+    pub(crate) async fn open_store(
+        url: &StoreUrl,
+        options: &OpenOptions,
+    ) -> Result<(StoreStorage, Store), OpenError> {
+        let backend = |source: StoreError| OpenError::Backend {
+            url: url.to_string(),
+            source: source.into(),
+        };
+        if options.wants_encryption() {
             return Err(OpenError::Unavailable {
-                url: other.to_string(),
-                reason: "not a versioned memory store".to_owned(),
+                url: url.to_string(),
+                reason: "a versioned memory store holds text, so it cannot be encrypted by the \
+                         envelope; drop the encryption key file for this store"
+                    .to_owned(),
             });
         }
-    };
-    let store = storage.retrieve().await.map_err(backend)?;
-    Ok((storage, store))
-}
-
-/// Opens one mount of `memory run --mount NAME=URL[:ro]`: any store URL, mounted at
-/// `/memories/<slug of NAME>` with the spec's access. A versioned store (`store+…`) is fetched
-/// at once, so a wrong id, key or server is reported here, and its description goes into the
-/// mount note.
-///
-/// Give every mount of one run the same [`OpenOptions::with_session_id`], so that all its
-/// writes are one session's.
-///
-/// ```no_run
-/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use memory_runner::mounts::{MountSpec, Mounts, new_session_id};
-/// use memory_runner::{OpenOptions, open_mount};
-///
-/// let options = OpenOptions::new().with_session_id(new_session_id());
-/// let handbook: MountSpec = "Team Handbook=store+sqlite:stores.db#memstore_01abc:ro".parse()?;
-/// let notes: MountSpec = "User Notes=store+sqlite:stores.db#memstore_01def".parse()?;
-/// let mounts = Mounts::new([
-///     open_mount(&handbook, &options).await?,
-///     open_mount(&notes, &options).await?,
-/// ])?;
-/// let system_prompt = mounts.note();
-/// let tool = memory_core::MemoryTool::new(mounts);
-/// # let _ = (system_prompt, tool);
-/// # Ok(()) }
-/// ```
-///
-/// # Errors
-/// [`OpenError`] for a string that is no store URL and for a store that cannot be opened.
-#[cfg(feature = "stores")]
-pub async fn open_mount(
-    spec: &memory_mounts::MountSpec,
-    options: &OpenOptions,
-) -> Result<memory_mounts::Mount, OpenError> {
-    use memory_mounts::Mount;
-
-    let url: StoreUrl = spec.url.parse().map_err(|source| OpenError::InvalidUrl {
-        url: spec.url.clone(),
-        source,
-    })?;
-    match url {
-        StoreUrl::StoreSqlite { .. } | StoreUrl::StoreHttp { .. } => {
-            let (storage, store) = open_store(&url, options).await?;
-            Ok(
-                Mount::new(spec.name.clone(), Arc::new(storage), spec.access)
-                    .with_id(store.id)
-                    .with_description(store.description),
-            )
-        }
-        _ => {
-            let storage = crate::store::open_url(&url, options).await?;
-            Ok(Mount::new(spec.name.clone(), storage, spec.access))
-        }
+        let (before_id, store_id) = store_id_part(url, url.as_str())?;
+        let (base, store_options) = split_options(url, before_id, options)?;
+        finish_options(url, store_options, &[])?;
+        let rest = after_scheme(&base);
+        let session = options
+            .session_id
+            .clone()
+            .unwrap_or_else(memory_mounts::new_session_id);
+        let storage = match url.scheme() {
+            Scheme::StoreSqlite => {
+                let db = path_part(url, rest, "store+sqlite:PATH#STORE_ID")?;
+                // Opening would create an empty database: a missing file is a mistake to report.
+                if !tokio::fs::try_exists(&db).await.unwrap_or(false) {
+                    return Err(OpenError::Unavailable {
+                        url: url.to_string(),
+                        reason: format!(
+                            "there is no memory-stores database at {} (create stores with `memory serve` or the memory-store crate)",
+                            db.display()
+                        ),
+                    });
+                }
+                let engine = MemoryStores::open(&db).await.map_err(backend)?;
+                StoreStorage::local(engine, store_id, session).map_err(backend)?
+            }
+            _ => {
+                let secure = base
+                    .get(..12)
+                    .is_some_and(|s| s.eq_ignore_ascii_case("store+https:"));
+                let host = rest.trim_end_matches('/');
+                let base_url = match host.strip_prefix("//") {
+                    Some(server) if !server.is_empty() && !server.starts_with('/') => {
+                        format!("{}:{host}", if secure { "https" } else { "http" })
+                    }
+                    _ => {
+                        return Err(OpenError::Unavailable {
+                            url: url.to_string(),
+                            reason: "the URL names no server; write it as \
+                                     store+http://HOST:PORT#STORE_ID"
+                                .to_owned(),
+                        });
+                    }
+                };
+                let key = if options.environment {
+                    std::env::var(STORE_API_KEY_VAR)
+                        .ok()
+                        .filter(|k| !k.is_empty())
+                } else {
+                    None
+                };
+                let client = memory_mounts::HttpStores::new(&base_url, key)
+                    .and_then(|client| client.with_session_id(&session))
+                    .map_err(backend)?;
+                StoreStorage::http(client, store_id)
+            }
+        };
+        let store = storage.retrieve().await.map_err(backend)?;
+        Ok((storage, store))
     }
 }

@@ -1,0 +1,253 @@
+//! [`OpenOptions`] (what applies to any store) and [`OpenError`] (why a store did not open).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use memory_core::options::{OptionsError, StoreOptions};
+
+use crate::url::{Scheme, StoreUrl, StoreUrlError, compiled_forms};
+
+/// Options that apply to any store: encryption, the environment, the session of versioned
+/// stores, and store options given by the program rather than in the URL.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct OpenOptions {
+    /// Wrap the store in the encrypted envelope, with the key in this file (64 hex characters).
+    pub encryption_key_file: Option<PathBuf>,
+    /// Older keys that files may still be encrypted under: read with them, never written
+    /// (key rotation; `memory rekey` moves every file to the active key).
+    pub old_key_files: Vec<PathBuf>,
+    /// Wrap the store in the encrypted envelope with keys the application holds (instead of,
+    /// or besides, key files: the files' keys are added to it).
+    #[cfg(feature = "encrypted")]
+    pub keyring: Option<memory_encrypted::Keyring>,
+    /// The session actor of a versioned store's versions (a new `sesn_…` id when unset).
+    pub session_id: Option<String>,
+    /// Read the backends' environment variables: `AWS_*` for `s3://` stores,
+    /// `MEMORY_STORE_API_KEY` for `store+http(s):` stores. Off unless asked for.
+    pub environment: bool,
+    /// Store options besides the URL's `?key=value` ones (the same option in both is an
+    /// error); each backend documents the ones it accepts.
+    pub store_options: StoreOptions,
+}
+
+impl fmt::Debug for OpenOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("OpenOptions");
+        d.field("encryption_key_file", &self.encryption_key_file)
+            .field("old_key_files", &self.old_key_files);
+        #[cfg(feature = "encrypted")]
+        d.field(
+            "keyring",
+            &self.keyring.as_ref().map(|ring| ring.key_ids().len()),
+        );
+        d.field("session_id", &self.session_id)
+            .field("environment", &self.environment)
+            .field(
+                "store_options",
+                &self.store_options.keys().collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl OpenOptions {
+    /// No encryption, no environment, no extra options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Encrypts with the key in `file` (feature `encrypted`).
+    pub fn with_encryption_key_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.encryption_key_file = Some(file.into());
+        self
+    }
+
+    /// Also reads files encrypted under the older key in `file` (feature `encrypted`).
+    pub fn with_old_key_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.old_key_files.push(file.into());
+        self
+    }
+
+    /// Encrypts with `keyring`, keys the application holds (feature `encrypted`).
+    #[cfg(feature = "encrypted")]
+    pub fn with_keyring(mut self, keyring: memory_encrypted::Keyring) -> Self {
+        self.keyring = Some(keyring);
+        self
+    }
+
+    /// Records a versioned store's versions as written by the session `id` (feature
+    /// `stores`).
+    pub fn with_session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
+    }
+
+    /// Reads the backends' environment variables (`AWS_*`, `MEMORY_STORE_API_KEY`), as the
+    /// `memory` program does.
+    pub fn with_environment(mut self) -> Self {
+        self.environment = true;
+        self
+    }
+
+    /// Adds a store option, as if it were in the URL's query.
+    pub fn with_store_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.store_options.insert(key, value);
+        self
+    }
+
+    /// Whether encryption was asked for (a key file or a keyring).
+    pub(crate) fn wants_encryption(&self) -> bool {
+        #[cfg(feature = "encrypted")]
+        if self.keyring.is_some() {
+            return true;
+        }
+        self.encryption_key_file.is_some()
+    }
+}
+
+/// A boxed error: a backend's own open error, kept typed behind the box (downcast it).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a store could not be opened. The text is for the operator (standard error, logs), so
+/// it may name host paths; the model never sees it. URLs are shown without their options.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The string is not a store URL.
+    #[error("invalid store URL `{url}`: {source}")]
+    InvalidUrl {
+        /// The string given, without options.
+        url: String,
+        /// What is wrong with it.
+        #[source]
+        source: StoreUrlError,
+    },
+    /// The URL's scheme is known but this build lacks its backend.
+    #[error(
+        "cannot open store `{url}`: this build was compiled without feature `{feature}` ({}); \
+         this build opens: {}",
+        scheme.about(),
+        compiled_forms()
+    )]
+    NotCompiled {
+        /// The store asked for.
+        url: String,
+        /// Its scheme.
+        scheme: Scheme,
+        /// The memory-runner feature that compiles it.
+        feature: &'static str,
+    },
+    /// The store options (the URL's query or [`OpenOptions::store_options`]) were not accepted.
+    #[error("cannot open store `{url}`: {source}")]
+    Options {
+        /// The store asked for.
+        url: String,
+        /// The option and what is wrong with it.
+        #[source]
+        source: OptionsError,
+    },
+    /// This store cannot be used as asked (e.g. a missing database, encryption over a store
+    /// that holds only text).
+    #[error("cannot open store `{url}`: {reason}")]
+    Unavailable {
+        /// The store asked for.
+        url: String,
+        /// Why, and what would make it available.
+        reason: String,
+    },
+    /// The backend refused to open, with a storage error.
+    #[error("cannot open store `{url}`: {source}")]
+    Backend {
+        /// The store asked for.
+        url: String,
+        /// The backend's error.
+        #[source]
+        source: memory_core::Error,
+    },
+    /// The backend refused to open, with its own typed open error (downcast `source` to the
+    /// backend's error type, e.g. `memory_runner::postgres::PostgresOpenError`).
+    #[error("cannot open store `{url}`: {source}")]
+    Open {
+        /// The store asked for.
+        url: String,
+        /// The backend's error.
+        #[source]
+        source: BoxError,
+    },
+    /// The encryption key file could not be used.
+    #[error("cannot use the encryption key: {reason}")]
+    KeyFile {
+        /// The key file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// The `?key=value` options of `raw` (the URL, or the part of it before a `#`) and the
+/// program's, as one set (a key in both is an error), and `raw` without its query.
+pub(crate) fn split_options(
+    url: &StoreUrl,
+    raw: &str,
+    options: &OpenOptions,
+) -> Result<(String, StoreOptions), OpenError> {
+    let invalid = |source| OpenError::Options {
+        url: url.to_string(),
+        source,
+    };
+    let (base, mut merged) = StoreOptions::from_url(raw).map_err(invalid)?;
+    for key in options.store_options.keys() {
+        if merged.get(key).is_some() {
+            return Err(invalid(OptionsError::DuplicateOption {
+                key: key.to_owned(),
+            }));
+        }
+        if let Some(value) = options.store_options.get(key) {
+            merged.insert(key, value);
+        }
+    }
+    Ok((base, merged))
+}
+
+/// Checks that every option was taken by a backend accepting `accepted`.
+pub(crate) fn finish_options(
+    url: &StoreUrl,
+    options: StoreOptions,
+    accepted: &[&str],
+) -> Result<(), OpenError> {
+    options
+        .finish(accepted)
+        .map_err(|source| OpenError::Options {
+            url: url.to_string(),
+            source,
+        })
+}
+
+/// The path after `scheme:`; `scheme:///abs` and `scheme://` + `/abs` give `/abs`.
+#[cfg(any(feature = "fs", feature = "sqlite", feature = "stores"))]
+pub(crate) fn path_part(
+    url: &StoreUrl,
+    rest: &str,
+    form: &'static str,
+) -> Result<PathBuf, OpenError> {
+    let path = match rest.strip_prefix("//") {
+        Some(abs) if abs.starts_with('/') => abs,
+        _ => rest,
+    };
+    if path.is_empty() {
+        return Err(OpenError::Unavailable {
+            url: url.to_string(),
+            reason: format!("the URL names no path; write it as {form}"),
+        });
+    }
+    Ok(PathBuf::from(path))
+}
+
+/// What follows the scheme's `:` in `base` (the whole of it for a plain path).
+pub(crate) fn after_scheme(base: &str) -> &str {
+    match crate::url::scheme_of(base) {
+        Some(scheme) => &base[scheme.len() + 1..],
+        None => base,
+    }
+}
