@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds what users build: memory-runner with no feature and with each feature alone, and the
+# dependency trees that must stay small (memory-core: no HTTP, SQL or object-store library;
+# memory-runner with only `sqlite`: no HTTP stack). Checks, not builds: one target directory,
+# `cargo check` and `cargo tree` only.
+#
+# Usage: scripts/check-features.sh   (CARGO_TARGET_DIR is honoured; exits non-zero on the
+# first failure, saying what failed)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+FEATURES=(fs sqlite s3 postgres encrypted stores http)
+
+fail() {
+    echo >&2
+    echo "check-features: FAILED: $*" >&2
+    exit 1
+}
+
+check() {
+    local what="$1"
+    shift
+    echo "check-features: cargo check -p memory-runner $*"
+    if ! cargo check --quiet -p memory-runner --lib "$@"; then
+        fail "memory-runner does not compile with $what"
+    fi
+}
+
+check "no default features" --no-default-features
+for feature in "${FEATURES[@]}"; do
+    check "only the \`$feature\` feature" --no-default-features --features "$feature"
+done
+
+# `cargo tree` names each package as `name vX.Y.Z`; a banned name at the start of a package
+# name is a failure (`aws-` catches every AWS SDK crate).
+tree_must_not_name() {
+    local what="$1" pattern="$2"
+    shift 2
+    echo "check-features: cargo tree -e normal $*"
+    local tree
+    if ! tree="$(cargo tree --quiet -e normal --prefix none "$@")"; then
+        fail "cargo tree $* did not run"
+    fi
+    local found
+    found="$(printf '%s\n' "$tree" | awk '{print $1}' | grep -E "^(${pattern})" | sort -u || true)"
+    if [[ -n "$found" ]]; then
+        fail "$what, but its tree holds: $(echo "$found" | tr '\n' ' ')"
+    fi
+}
+
+tree_must_not_name "memory-core must use no HTTP client, SQL or object-store library" \
+    'reqwest$|hyper$|hyper-|rusqlite$|libsqlite3-sys$|object_store$|aws-' \
+    -p memory-core
+tree_must_not_name "memory-runner with only \`sqlite\` must pull no HTTP stack" \
+    'reqwest$|hyper$|hyper-' \
+    -p memory-runner --no-default-features --features sqlite
+
+echo "check-features: ok"
