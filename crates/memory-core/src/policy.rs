@@ -595,6 +595,21 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn read_only_passes_the_refusal_check() {
+        let inner = seeded().await;
+        let store = ReadOnly::new(inner.clone());
+        crate::conformance::storage::refuses_every_change(&store, &p("/memories/a.md")).await;
+        assert!(inner.ops().iter().all(|op| !op.is_mutation()));
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "write(Create) of a new file: expected an error")]
+    async fn the_refusal_check_catches_a_store_that_writes() {
+        let inner = seeded().await;
+        crate::conformance::storage::refuses_every_change(&*inner, &p("/memories/a.md")).await;
+    }
+
+    #[tokio::test]
     async fn read_only_reads_through() {
         let inner = seeded().await;
         let store = ReadOnly::new(inner.clone());
