@@ -36,6 +36,9 @@ pub(crate) enum S3Error {
         #[source]
         source: object_store::path::Error,
     },
+    /// Other writers changed the file counter every time this one tried to.
+    #[error("the file counter `{key}` on {location} kept changing under this writer; try again")]
+    CounterContended { key: String, location: String },
     /// A rename whose destination would break a path rule.
     #[error("cannot move {source_path} below {to}: the path would be too long or too deep")]
     RenameTooLong { source_path: String, to: String },
@@ -60,6 +63,7 @@ impl S3Error {
     pub(crate) fn is_retryable(&self) -> bool {
         match self {
             S3Error::Request { source, .. } => is_temporary(source),
+            S3Error::CounterContended { .. } => true,
             _ => false,
         }
     }

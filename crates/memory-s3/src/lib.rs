@@ -3,7 +3,9 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+mod count;
 mod error;
+mod foreign;
 mod s3;
 mod storage;
 

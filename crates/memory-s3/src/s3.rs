@@ -7,14 +7,13 @@ use std::time::Duration;
 
 use memory_core::Result;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, S3ConditionalPut, S3CopyIfNotExists};
+use object_store::client::{HttpClient, HttpConnector, ReqwestConnector};
 use object_store::{BackoffConfig, ClientOptions, RetryConfig};
 
 use crate::ObjectStoreStorage;
 use crate::error::S3Error;
+use crate::foreign::{ForeignKeyFilter, Skipped};
 use crate::storage::normalize_prefix;
-
-/// A last step applied to the S3 builder (today: plugging in an HTTP connector).
-type ConfigureBuilder = Box<dyn FnOnce(AmazonS3Builder) -> AmazonS3Builder>;
 
 /// How to reach an S3 bucket, and how patiently.
 ///
@@ -244,7 +243,7 @@ impl S3Options {
 
     fn object_store_with(
         &self,
-        connector: Option<ConfigureBuilder>,
+        connector: Option<Box<dyn HttpConnector>>,
     ) -> Result<Arc<dyn object_store::ObjectStore>> {
         install_crypto_provider();
         let client = ClientOptions::new()
@@ -283,8 +282,8 @@ impl S3Options {
         if let Some(token) = &self.session_token {
             builder = builder.with_token(token);
         }
-        if let Some(with_connector) = connector {
-            builder = with_connector(builder);
+        if let Some(connector) = connector {
+            builder = builder.with_http_connector(DynConnector(connector));
         }
         let store = builder.build().map_err(|source| S3Error::Configure {
             location: self.location(),
@@ -303,7 +302,7 @@ impl S3Options {
     /// # Errors
     /// As [`S3Options::object_store`], and for a prefix that is not a valid key prefix.
     pub fn build(&self) -> Result<ObjectStoreStorage> {
-        self.build_store(None)
+        self.build_store(Box::new(ReqwestConnector::default()))
     }
 
     /// [`S3Options::build`] with the HTTP requests sent through `connector` instead of
@@ -314,22 +313,37 @@ impl S3Options {
     /// As [`S3Options::build`].
     pub fn build_with_connector(
         &self,
-        connector: impl object_store::client::HttpConnector,
+        connector: impl HttpConnector,
     ) -> Result<ObjectStoreStorage> {
-        self.build_store(Some(Box::new(move |builder: AmazonS3Builder| {
-            builder.with_http_connector(connector)
-        })))
+        self.build_store(Box::new(connector))
     }
 
-    fn build_store(&self, connector: Option<ConfigureBuilder>) -> Result<ObjectStoreStorage> {
+    fn build_store(&self, connector: Box<dyn HttpConnector>) -> Result<ObjectStoreStorage> {
         let prefix = normalize_prefix(&self.prefix)?;
-        let store = self.object_store_with(connector)?;
+        // Every LIST answer goes through the foreign-key filter first (see `foreign`).
+        let skipped = Arc::new(Skipped::default());
+        let filter = ForeignKeyFilter {
+            inner: connector,
+            skipped: Arc::clone(&skipped),
+        };
+        let store = self.object_store_with(Some(Box::new(filter)))?;
         ObjectStoreStorage::with_names(
             store,
             prefix,
             format!("S3({})", self.url()),
             self.location(),
+            skipped,
         )
+    }
+}
+
+/// A boxed connector, as the S3 builder wants a sized one.
+#[derive(Debug)]
+struct DynConnector(Box<dyn HttpConnector>);
+
+impl HttpConnector for DynConnector {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        self.0.connect(options)
     }
 }
 

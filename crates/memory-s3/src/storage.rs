@@ -1,7 +1,8 @@
 //! [`ObjectStoreStorage`]: the `Storage` trait over any `object_store::ObjectStore`.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -15,7 +16,9 @@ use object_store::{
     UpdateVersion,
 };
 
+use crate::count::{Change, Counter, counter_path};
 use crate::error::S3Error;
+use crate::foreign::Skipped;
 
 /// How many objects a directory rename copies at once.
 const COPY_CONCURRENCY: usize = 8;
@@ -46,15 +49,26 @@ const COPY_CONCURRENCY: usize = 8;
 /// # }).unwrap();
 /// ```
 pub struct ObjectStoreStorage {
-    store: Arc<dyn ObjectStore>,
+    pub(crate) store: Arc<dyn ObjectStore>,
     /// The key prefix, without slashes at either end; empty for the bucket's root.
     prefix: String,
     /// `PREFIX/memories`: the key of `/memories`.
-    base: Path,
+    pub(crate) base: Path,
+    /// `PREFIX/.memory-count`: the file counter (see `count`).
+    pub(crate) counter: Path,
+    /// The counter as this store last read or wrote it.
+    pub(crate) counter_cache: Mutex<Option<Counter>>,
+    /// Changes of the count waiting to be applied, and the turn to apply them (see `count`).
+    pub(crate) counter_queue: Mutex<Vec<Change>>,
+    pub(crate) counter_turn: tokio::sync::Mutex<()>,
     /// What `Display` shows, e.g. `S3(s3://bucket/prefix)`.
-    label: String,
+    pub(crate) label: String,
     /// Where the store is, for error messages: endpoint and bucket, or the store's name.
-    location: String,
+    pub(crate) location: String,
+    /// Foreign entries the S3 client's HTTP layer took out of LIST answers.
+    filtered: Arc<Skipped>,
+    /// Foreign entries the most recent listing skipped.
+    last_skipped: AtomicU64,
 }
 
 impl ObjectStoreStorage {
@@ -72,7 +86,7 @@ impl ObjectStoreStorage {
             format!("ObjectStore({store}/{prefix})")
         };
         let location = store.to_string();
-        Self::with_names(store, prefix, label, location)
+        Self::with_names(store, prefix, label, location, Arc::default())
     }
 
     /// A store with a normalized prefix and the names `Display` and errors show.
@@ -81,6 +95,7 @@ impl ObjectStoreStorage {
         prefix: String,
         label: String,
         location: String,
+        filtered: Arc<Skipped>,
     ) -> Result<Self> {
         let raw = if prefix.is_empty() {
             "memories".to_owned()
@@ -88,13 +103,31 @@ impl ObjectStoreStorage {
             format!("{prefix}/memories")
         };
         let base = Path::parse(&raw).map_err(|source| S3Error::Key { key: raw, source })?;
+        let counter = counter_path(&prefix)?;
         Ok(ObjectStoreStorage {
             store,
             prefix,
             base,
+            counter,
+            counter_cache: Mutex::new(None),
+            counter_queue: Mutex::new(Vec::new()),
+            counter_turn: tokio::sync::Mutex::new(()),
             label,
             location,
+            filtered,
+            last_skipped: AtomicU64::new(0),
         })
+    }
+
+    /// How many foreign entries the most recent listing skipped: objects under
+    /// `PREFIX/memories/` whose key is not a memory path (an empty, `.` or `..` segment, a
+    /// control character, a name a memory path cannot have), written by some other tool. They
+    /// are invisible to every command (listings, `view`, the file count, directory renames and
+    /// deletes leave them alone); each listing that meets some logs one warning. For an
+    /// operator's report (`memory stats` lists `/memories`, then prints this). With several
+    /// listings at once, the figure may mix them.
+    pub fn skipped_entries(&self) -> u64 {
+        self.last_skipped.load(Ordering::Relaxed)
     }
 
     /// Checks that the store answers: one LIST request (a page of at most one listing of
@@ -137,7 +170,7 @@ impl ObjectStoreStorage {
         MemoryPath::parse(&format!("/memories/{rel}")).ok()
     }
 
-    fn request_error(
+    pub(crate) fn request_error(
         &self,
         operation: &'static str,
         key: &Path,
@@ -161,23 +194,54 @@ impl ObjectStoreStorage {
         }
     }
 
-    /// One LIST request (the first page): whether any object lies below `key`.
+    /// One LIST request (the first page): whether any memory file lies below `key`.
+    /// Foreign objects do not count (more pages are read only while every entry is foreign).
     async fn has_children(&self, key: &Path) -> Result<bool> {
         let mut objects = self.store.list(Some(key));
-        match objects.next().await {
-            None => Ok(false),
-            Some(Ok(_)) => Ok(true),
-            Some(Err(e)) => Err(self.request_error("LIST", key, e)),
+        loop {
+            match objects.next().await {
+                None => return Ok(false),
+                Some(Ok(meta)) if self.memory_path(&meta.location).is_some() => return Ok(true),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(self.request_error("LIST", key, e)),
+            }
         }
     }
 
-    /// Every object below `key`, following the listing's pages to the end.
-    async fn list_below(&self, key: &Path) -> Result<Vec<ObjectMeta>> {
-        self.store
+    /// Every object below `key` that is a memory file, following the listing's pages to the
+    /// end, with its memory path. Foreign entries are skipped, counted and logged once.
+    pub(crate) async fn list_below(&self, key: &Path) -> Result<Vec<(MemoryPath, ObjectMeta)>> {
+        let filtered_before = self.filtered.total();
+        let all: Vec<ObjectMeta> = self
+            .store
             .list(Some(key))
             .try_collect()
             .await
-            .map_err(|e| self.request_error("LIST", key, e))
+            .map_err(|e| self.request_error("LIST", key, e))?;
+        let filtered = self.filtered.total().saturating_sub(filtered_before);
+        let mut example = (filtered > 0).then(|| self.filtered.last_key()).flatten();
+        let mut skipped = filtered;
+        let mut files = Vec::with_capacity(all.len());
+        for meta in all {
+            match self.memory_path(&meta.location) {
+                Some(path) => files.push((path, meta)),
+                None => {
+                    skipped += 1;
+                    example.get_or_insert_with(|| meta.location.to_string());
+                }
+            }
+        }
+        self.last_skipped.store(skipped, Ordering::Relaxed);
+        if skipped > 0 {
+            tracing::warn!(
+                store = %self.label,
+                prefix = %key,
+                skipped,
+                example = ?example.unwrap_or_default(),
+                "skipped objects whose keys are not memory paths (written by another tool?)"
+            );
+        }
+        Ok(files)
     }
 
     /// The outermost ancestor of `path` that is a file (one HEAD per ancestor, sent at once).
@@ -255,6 +319,56 @@ impl ObjectStoreStorage {
             path,
             size: meta.size,
             modified: Some(SystemTime::from(meta.last_modified)),
+        }
+    }
+
+    /// Create-if-absent under the counter: checks, a place reserved (below `limit`), the
+    /// conditional PUT, the place given back if the PUT fails.
+    async fn create(
+        &self,
+        path: &MemoryPath,
+        key: &Path,
+        contents: Vec<u8>,
+        limit: Option<usize>,
+    ) -> Result<Version> {
+        // The checks and the reservation at once: the usual create costs the longer of the
+        // two, then the PUT.
+        let (checked, reserved) =
+            futures_util::join!(self.check_writable(path, key), self.change_count(1, limit));
+        if let Err(e) = checked {
+            if reserved.is_ok() {
+                self.release(1).await;
+            }
+            return Err(e);
+        }
+        match reserved {
+            Ok(()) => {}
+            // A full store still says that a taken path is taken.
+            Err(full @ Error::StoreFull { .. }) => {
+                return Err(match self.head(key).await? {
+                    Some(_) => Error::AlreadyExists { path: path.clone() },
+                    None => full,
+                });
+            }
+            Err(e) => return Err(e),
+        }
+        let options = PutOptions {
+            mode: PutMode::Create,
+            ..PutOptions::default()
+        };
+        let put = self
+            .store
+            .put_opts(key, PutPayload::from(contents), options)
+            .await;
+        if put.is_err() {
+            self.release(1).await;
+        }
+        match put {
+            Ok(result) => self.version_of(key, result.e_tag, result.version),
+            Err(object_store::Error::AlreadyExists { .. }) => {
+                Err(Error::AlreadyExists { path: path.clone() })
+            }
+            Err(e) => Err(self.request_error("PUT", key, e)),
         }
     }
 
@@ -368,8 +482,9 @@ impl Storage for ObjectStoreStorage {
         Ok(self.has_children(&key).await?.then_some(Entry::Directory))
     }
 
-    /// Update: one conditional PUT. Create and Overwrite: one PUT after one LIST page and a
-    /// HEAD per ancestor directory, sent at once.
+    /// Update: one conditional PUT. Create: as `create_within` without a limit. Overwrite:
+    /// one PUT after one LIST page, a HEAD of the path and one per ancestor directory, sent at
+    /// once (and the counter raised first when the file is new).
     async fn write(
         &self,
         path: &MemoryPath,
@@ -380,16 +495,34 @@ impl Storage for ObjectStoreStorage {
             return Err(Error::AlreadyExists { path: path.clone() });
         }
         let key = self.key(path)?;
-        let put_mode = match &mode {
-            WriteMode::Create => PutMode::Create,
-            WriteMode::Overwrite => PutMode::Overwrite,
-            WriteMode::Update(version) => PutMode::Update(update_version(version)),
+        let version = match mode {
+            WriteMode::Create => return self.create(path, &key, contents, None).await,
+            WriteMode::Overwrite => {
+                let (_, existing) =
+                    futures_util::try_join!(self.check_writable(path, &key), self.head(&key))?;
+                if existing.is_none() {
+                    self.change_count(1, None).await?;
+                }
+                let options = PutOptions {
+                    mode: PutMode::Overwrite,
+                    ..PutOptions::default()
+                };
+                let put = self
+                    .store
+                    .put_opts(&key, PutPayload::from(contents), options)
+                    .await;
+                if put.is_err() && existing.is_none() {
+                    self.release(1).await;
+                }
+                return match put {
+                    Ok(result) => self.version_of(&key, result.e_tag, result.version),
+                    Err(e) => Err(self.request_error("PUT", &key, e)),
+                };
+            }
+            WriteMode::Update(version) => version,
         };
-        if !matches!(mode, WriteMode::Update(_)) {
-            self.check_writable(path, &key).await?;
-        }
         let options = PutOptions {
-            mode: put_mode,
+            mode: PutMode::Update(update_version(&version)),
             ..PutOptions::default()
         };
         match self
@@ -398,31 +531,31 @@ impl Storage for ObjectStoreStorage {
             .await
         {
             Ok(result) => self.version_of(&key, result.e_tag, result.version),
-            Err(object_store::Error::AlreadyExists { .. }) if mode == WriteMode::Create => {
-                Err(Error::AlreadyExists { path: path.clone() })
-            }
             Err(
                 object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. },
-            ) if matches!(mode, WriteMode::Update(_)) => {
-                Err(self.explain_failed_update(path, &key).await)
-            }
+            ) => Err(self.explain_failed_update(path, &key).await),
             Err(e) => Err(self.request_error("PUT", &key, e)),
         }
     }
 
-    /// A file: one HEAD and one DELETE. A directory: a HEAD, the LIST pages, and one DELETE
-    /// per 1,000 files.
+    /// A file: one HEAD, one DELETE and the counter's update. A directory: a HEAD, the LIST
+    /// pages, one DELETE per 1,000 files and the counter's update.
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
         let key = self.key(path)?;
         if !path.is_root() && self.head(&key).await?.is_some() {
-            return self.delete_keys(vec![key]).await;
+            self.delete_keys(vec![key]).await?;
+            self.release(1).await;
+            return Ok(());
         }
         let below = self.list_below(&key).await?;
         if below.is_empty() && !path.is_root() {
             return Err(Error::NotFound { path: path.clone() });
         }
-        self.delete_keys(below.into_iter().map(|m| m.location).collect())
-            .await
+        let files = below.len();
+        self.delete_keys(below.into_iter().map(|(_, m)| m.location).collect())
+            .await?;
+        self.release(files).await;
+        Ok(())
     }
 
     /// The LIST pages below the directory.
@@ -431,18 +564,8 @@ impl Storage for ObjectStoreStorage {
         let mut files: Vec<FileMeta> = self
             .list_below(&key)
             .await?
-            .iter()
-            .filter_map(|meta| match self.memory_path(&meta.location) {
-                Some(path) => Some(self.meta(path, meta)),
-                None => {
-                    tracing::warn!(
-                        store = %self.label,
-                        key = %meta.location,
-                        "ignoring an object whose key is not a memory path"
-                    );
-                    None
-                }
-            })
+            .into_iter()
+            .map(|(path, meta)| self.meta(path, &meta))
             .collect();
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(files)
@@ -462,7 +585,7 @@ impl Storage for ObjectStoreStorage {
             if below.is_empty() {
                 return Err(Error::NotFound { path: from.clone() });
             }
-            below.into_iter().map(|m| m.location).collect()
+            below.into_iter().map(|(_, m)| m.location).collect()
         };
         let is_file = sources.first() == Some(&from_key);
         // 2. A move into itself.
@@ -555,5 +678,30 @@ impl Storage for ObjectStoreStorage {
         // 5. Delete the sources, now that every file is at its new place.
         self.delete_keys(moves.into_iter().map(|(source, _)| source).collect())
             .await
+    }
+
+    /// One GET of the counter object (no listing).
+    async fn file_count(&self) -> Result<usize> {
+        Ok(self.load_counter().await?.0)
+    }
+
+    /// The checks of a create (one LIST page of the path's own prefix, a HEAD per ancestor),
+    /// the counter raised by a conditional PUT while below the limit, then the conditional
+    /// PUT of the file. See the `count` module for what is exact.
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        if path.is_root() {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        }
+        let key = self.key(path)?;
+        self.create(path, &key, contents, Some(max_files)).await
+    }
+
+    fn capabilities(&self) -> memory_core::Capabilities {
+        memory_core::Capabilities::FULL
     }
 }

@@ -1,4 +1,6 @@
-//! Holds the request costs the README documents.
+//! Holds the request costs the README documents: a file view is one GET, `str_replace` and
+//! `insert` one GET and one conditional PUT, a create one conditional PUT of the file and one
+//! of the file counter beside the directory check (never a listing of the store).
 //!
 //! - `storage_method_calls` and `command_calls`: a recording `ObjectStore` wrapper over
 //!   object_store's `InMemory` sees exactly the object-store calls the README lists for each
@@ -232,8 +234,8 @@ async fn storage_method_calls() {
         .unwrap();
     assert_eq!(
         take(&log),
-        calls(&["LIST", "PUT create"]),
-        "write(Create) at depth 0"
+        calls(&["LIST", "PUT update", "PUT create"]),
+        "write(Create) at depth 0: the directory check, the counter raised, the file"
     );
     s.write(
         &p("/memories/dir/sub/new.md"),
@@ -244,7 +246,7 @@ async fn storage_method_calls() {
     .unwrap();
     assert_eq!(
         take(&log),
-        calls(&["HEAD", "HEAD", "LIST", "PUT create"]),
+        calls(&["HEAD", "HEAD", "LIST", "PUT update", "PUT create"]),
         "write(Create) with two directories above: a HEAD each"
     );
     s.write(
@@ -256,15 +258,26 @@ async fn storage_method_calls() {
     .unwrap();
     assert_eq!(
         take(&log),
-        calls(&["HEAD", "LIST", "PUT overwrite"]),
-        "write(Overwrite)"
+        calls(&["HEAD", "HEAD", "LIST", "PUT overwrite"]),
+        "write(Overwrite) of a file that exists: its parent, itself, the directory check"
     );
 
     s.list(&p("/memories/dir")).await.unwrap();
     assert_eq!(take(&log), calls(&["LIST"]), "list");
 
     s.delete(&p("/memories/new.md")).await.unwrap();
-    assert_eq!(take(&log), calls(&["HEAD", "DELETE"]), "delete of a file");
+    assert_eq!(
+        take(&log),
+        calls(&["HEAD", "DELETE", "PUT update"]),
+        "delete of a file, then the counter lowered"
+    );
+
+    s.file_count().await.unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&["GET"]),
+        "file_count: the counter object"
+    );
 
     s.rename(&p("/memories/notes.md"), &p("/memories/dir/notes.md"))
         .await
@@ -304,9 +317,16 @@ async fn storage_method_calls() {
     assert_eq!(
         take(&log),
         calls(&[
-            "HEAD", "LIST", "DELETE", "DELETE", "DELETE", "DELETE", "DELETE"
+            "HEAD",
+            "LIST",
+            "DELETE",
+            "DELETE",
+            "DELETE",
+            "DELETE",
+            "DELETE",
+            "PUT update"
         ]),
-        "delete of a directory of 5 files"
+        "delete of a directory of 5 files, then the counter lowered once"
     );
 }
 
@@ -328,7 +348,8 @@ async fn command_calls() {
 /// upload, a delete is one `POST ?delete` per 1,000 keys).
 fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>)> {
     type Calls = &'static [&'static str];
-    let (get, head, list, put_create, put_update, copy, delete): (
+    let (get, head, list, put_create, put_update, copy, delete, counter): (
+        Calls,
         Calls,
         Calls,
         Calls,
@@ -345,6 +366,7 @@ fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>
             &["PUT"],
             &["POST uploads", "PUT part-copy", "POST complete"],
             &["POST delete"],
+            &["PUT"],
         )
     } else {
         (
@@ -355,6 +377,7 @@ fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>
             &["PUT update"],
             &["COPY create"],
             &["DELETE"],
+            &["PUT update"],
         )
     };
     let cat = |parts: &[&[&'static str]]| -> Vec<&'static str> {
@@ -384,13 +407,14 @@ fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>
         ),
         (
             json!({"command": "create", "path": "/memories/new.md", "file_text": "x\n"}),
-            // tool: file count (LIST); write: LIST (no directory here), PUT
-            cat(&[list, list, put_create]),
+            // create_within: LIST (no directory here) beside the counter's conditional PUT,
+            // then the file's create-if-absent PUT; no listing of the store
+            cat(&[list, counter, put_create]),
         ),
         (
             json!({"command": "create", "path": "/memories/dir/new.md", "file_text": "x\n"}),
             // as above, plus a HEAD of /memories/dir (is it a file?)
-            cat(&[list, head, list, put_create]),
+            cat(&[head, list, counter, put_create]),
         ),
         (
             json!({"command": "str_replace", "path": "/memories/notes.md", "old_str": "two", "new_str": "2"}),
@@ -421,11 +445,12 @@ fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>
         ),
         (
             json!({"command": "delete", "path": "/memories/renamed.md"}),
-            cat(&[head, delete]),
+            cat(&[head, delete, counter]),
         ),
         (json!({"command": "delete", "path": "/memories/dir2"}), {
             let mut v = cat(&[head, list]);
             v.extend(delete_n(4));
+            v.extend_from_slice(counter);
             v
         }),
     ]
