@@ -2,19 +2,23 @@
 # A throwaway PostgreSQL for the tests: `initdb` into a folder under target/, the server on a
 # free port of 127.0.0.1 only (no Unix socket), a fresh database, password authentication.
 #
-#   scripts/pg-test-server.sh run -- CMD [ARGS...]   start, run CMD with the variable below
+#   scripts/pg-test-server.sh run -- CMD [ARGS...]   start, run CMD with the variables below
 #                                                     exported, stop (also on failure or ^C)
 #   scripts/pg-test-server.sh start                   start; print `export ...` lines for eval
 #   scripts/pg-test-server.sh stop                    stop the server `start` started
 #   scripts/pg-test-server.sh install                 only make sure the server binaries exist
 #
 # Exported for the tests: MEMORY_TEST_POSTGRES_URL, postgres://memory:PASSWORD@127.0.0.1:PORT/
-# memory_test (a new random password and a new, empty cluster on every start). The database
-# uses an ICU collation where the server has ICU, so the tests see that listings do not depend
-# on the database's collation.
+# memory_test (a new random password and a new, empty cluster on every start), and
+# MEMORY_TEST_POSTGRES_CA, the PEM file of the test CA that signed the server's TLS certificate
+# (for 127.0.0.1 and localhost; the server takes TLS and plain connections), and
+# MEMORY_TEST_POSTGRES_OTHER_CA, a CA that signed nothing. The database uses an ICU collation
+# where the server has ICU, so the tests see that listings do not depend on the database's
+# collation.
 #
-# Needs PostgreSQL's server binaries (initdb, pg_ctl, postgres; any version from 13); where they
-# are missing and apt-get is available, installs Debian's `postgresql` package and says so.
+# Needs PostgreSQL's server binaries (initdb, pg_ctl, postgres; any version from 13) and the
+# openssl command; where they are missing and apt-get is available, installs Debian's
+# `postgresql` (or `openssl`) package and says so.
 # initdb refuses to run as root, so as root the server runs as the unprivileged system user
 # `memory-pg` (created here if missing; override with MEMORY_PG_USER).
 set -euo pipefail
@@ -48,24 +52,61 @@ find_bin() {
     return 1
 }
 
-install() {
-    if find_bin >/dev/null; then
-        return
-    fi
+apt_install() {
+    local package="$1" why="$2"
     if ! command -v apt-get >/dev/null; then
-        log "PostgreSQL's server binaries (initdb, pg_ctl) are not installed and apt-get is not available:"
-        log "install PostgreSQL 13 or newer, or set MEMORY_PG_BIN to the folder holding initdb"
+        log "$why, and apt-get is not available: install it (PostgreSQL 13 or newer; set MEMORY_PG_BIN to the folder holding initdb)"
         exit 1
     fi
     local sudo=()
     if [[ "$(id -u)" != 0 ]]; then
-        command -v sudo >/dev/null || { log "installing PostgreSQL needs root (or sudo)"; exit 1; }
+        command -v sudo >/dev/null || { log "$why: installing $package needs root (or sudo)"; exit 1; }
         sudo=(sudo)
     fi
-    log "PostgreSQL's server binaries are missing: installing the distribution's postgresql package with apt-get"
+    log "$why: installing the distribution's $package package with apt-get"
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql >&2
-    find_bin >/dev/null || { log "apt-get installed postgresql, but initdb is still not found"; exit 1; }
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$package" >&2
+}
+
+install() {
+    if ! find_bin >/dev/null; then
+        apt_install postgresql "PostgreSQL's server binaries (initdb, pg_ctl) are missing"
+        find_bin >/dev/null || { log "apt-get installed postgresql, but initdb is still not found"; exit 1; }
+    fi
+    if ! command -v openssl >/dev/null; then
+        apt_install openssl "the openssl command (for the test TLS certificates) is missing"
+    fi
+}
+
+# A test CA, the server's certificate and key signed by it (for 127.0.0.1 and localhost), and
+# a second CA that signed nothing, in $state/tls.
+make_certs() {
+    local dir="$state/tls"
+    mkdir -p "$dir"
+    (
+        cd "$dir"
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 7 \
+            -subj "/CN=memory-postgres test CA" \
+            -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca.key -out other-ca.pem -days 7 \
+            -subj "/CN=memory-postgres other CA" \
+            -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+        openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=localhost"
+        printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=CA:FALSE" \
+            "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" >server.ext
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem \
+            -days 7 -extfile server.ext
+        rm -f ca.key other-ca.key server.csr server.ext ca.srl
+        chmod 0600 server.key
+        chmod 0644 ca.pem other-ca.pem server.pem
+    ) >"$state/openssl.log" 2>&1 || {
+        log "making the test TLS certificates failed; log:"
+        sed 's/^/    /' "$state/openssl.log" >&2
+        exit 1
+    }
+    if [[ "$(id -u)" == 0 ]]; then
+        chown -R "$pg_user" "$dir"
+    fi
 }
 
 # Runs a server binary as the user that owns the cluster: ourselves, or `memory-pg` as root.
@@ -119,13 +160,14 @@ start() {
         exit 1
     }
     rm -f "$state/pwfile"
+    make_certs
     local port
     for _attempt in 1 2 3 4 5; do
         port="$(free_port)"
         # Loopback TCP only, no Unix socket; fsync stays on (the tests check durability claims);
-        # enough connections for the concurrency tests.
+        # enough connections for the concurrency tests; TLS offered, not required.
         if as_owner "$bin/pg_ctl" --pgdata="$state/data" --log="$state/data/server.log" --wait --timeout=60 \
-            -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='' -c max_connections=200" \
+            -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='' -c max_connections=200 -c ssl=on -c ssl_cert_file='$state/tls/server.pem' -c ssl_key_file='$state/tls/server.key'" \
             start >"$state/pg_ctl.log" 2>&1; then
             echo "$port" >"$state/port"
             echo "$bin" >"$state/bin"
@@ -156,6 +198,8 @@ create_db() {
 print_env() {
     cat <<ENV
 export MEMORY_TEST_POSTGRES_URL=postgres://$db_user:$2@127.0.0.1:$1/$db_name
+export MEMORY_TEST_POSTGRES_CA=$state/tls/ca.pem
+export MEMORY_TEST_POSTGRES_OTHER_CA=$state/tls/other-ca.pem
 ENV
 }
 
@@ -190,7 +234,7 @@ case "${1:-}" in
         "$@"
         ;;
     *)
-        sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+        sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2
         exit 2
         ;;
 esac

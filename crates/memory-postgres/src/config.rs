@@ -8,12 +8,14 @@ use memory_core::options::{StoreOptions, SyncMode};
 use tokio_postgres::config::{Host, SslMode};
 
 use crate::error::PostgresOpenError;
+use crate::tls::{self, Roots};
 
 /// The options a `postgres://` memory-tool store accepts, in the order the README lists them.
 pub(crate) const ACCEPTED: &[&str] = &[
     "schema",
     "root",
     "sslmode",
+    "sslrootcert",
     "connect_timeout",
     "pool_size",
     "sync",
@@ -40,6 +42,10 @@ pub(crate) struct Settings {
     pub(crate) connect_timeout: Duration,
     pub(crate) pool_size: usize,
     pub(crate) sync: SyncMode,
+    /// Where the trusted CA certificates come from, when TLS is on.
+    pub(crate) tls_roots: Option<Roots>,
+    /// The TLS configuration, when TLS is on.
+    pub(crate) tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 impl fmt::Debug for Settings {
@@ -55,6 +61,7 @@ impl fmt::Debug for Settings {
             .field("connect_timeout", &self.connect_timeout)
             .field("pool_size", &self.pool_size)
             .field("sync", &self.sync)
+            .field("tls_roots", &self.tls_roots)
             .finish()
     }
 }
@@ -162,29 +169,44 @@ impl Settings {
         if !valid_root(&root) {
             return Err(PostgresOpenError::InvalidRoot { root });
         }
-        match opts.take("sslmode").as_deref() {
-            None | Some("disable") => {
-                pg.ssl_mode(SslMode::Disable);
-            }
-            // Without TLS in the build, `prefer` and `allow` connect in plain text, as libpq
-            // does when the server offers no TLS.
-            Some("prefer") | Some("allow") => {
-                pg.ssl_mode(SslMode::Disable);
-            }
-            Some(mode @ ("require" | "verify-ca" | "verify-full")) => {
-                return Err(PostgresOpenError::TlsUnsupported {
-                    mode: mode.to_owned(),
-                });
-            }
+        let tls_mode = match opts.take("sslmode").as_deref() {
+            // No TLS; `prefer` and `allow` do not try it either (libpq would try TLS without
+            // checking the certificate, which this crate does not do).
+            None | Some("disable") | Some("allow") | Some("prefer") => None,
+            Some(mode @ ("require" | "verify-ca" | "verify-full")) => Some(mode.to_owned()),
             Some(other) => {
                 return Err(memory_core::options::OptionsError::InvalidValue {
                     key: "sslmode".to_owned(),
                     value: other.to_owned(),
-                    expected: "disable, allow or prefer (this build has no TLS)",
+                    expected: "disable, allow, prefer, require, verify-ca or verify-full",
                 }
                 .into());
             }
-        }
+        };
+        let roots = opts.take("sslrootcert");
+        let (tls_roots, tls) = match (&tls_mode, roots) {
+            (None, None) => {
+                pg.ssl_mode(SslMode::Disable);
+                (None, None)
+            }
+            (None, Some(value)) => {
+                return Err(memory_core::options::OptionsError::InvalidValue {
+                    key: "sslrootcert".to_owned(),
+                    value,
+                    expected: "it only with sslmode=require, verify-ca or verify-full",
+                }
+                .into());
+            }
+            (Some(mode), None) => {
+                return Err(PostgresOpenError::TlsNeedsRoots { mode: mode.clone() });
+            }
+            (Some(_), Some(value)) => {
+                let roots = Roots::parse(&value);
+                let config = tls::client_config(&roots)?;
+                pg.ssl_mode(SslMode::Require);
+                (Some(roots), Some(config))
+            }
+        };
         let connect_timeout = opts
             .take_duration("connect_timeout")?
             .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
@@ -240,6 +262,8 @@ impl Settings {
             connect_timeout,
             pool_size,
             sync,
+            tls_roots,
+            tls,
         })
     }
 }
@@ -305,7 +329,7 @@ mod tests {
         let e = parse("postgres://u@h/d?roots=a").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown store option `roots`: remove it, or use one of the options this store accepts: schema, root, sslmode, connect_timeout, pool_size, sync, application_name"
+            "unknown store option `roots`: remove it, or use one of the options this store accepts: schema, root, sslmode, sslrootcert, connect_timeout, pool_size, sync, application_name"
         );
         assert!(matches!(
             e,
@@ -369,21 +393,29 @@ mod tests {
 
     #[test]
     fn tls_modes() {
-        for mode in ["require", "verify-ca", "verify-full"] {
-            let e = parse(&format!("postgres://u@h/d?sslmode={mode}")).unwrap_err();
-            assert!(
-                matches!(e, PostgresOpenError::TlsUnsupported { .. }),
-                "{e:?}"
-            );
-        }
         for mode in ["disable", "allow", "prefer"] {
             let s = parse(&format!("postgres://u@h/d?sslmode={mode}")).unwrap();
             assert_eq!(s.pg.get_ssl_mode(), SslMode::Disable);
+            assert!(s.tls.is_none());
+        }
+        for mode in ["require", "verify-ca", "verify-full"] {
+            let e = parse(&format!("postgres://u@h/d?sslmode={mode}")).unwrap_err();
+            assert!(
+                matches!(e, PostgresOpenError::TlsNeedsRoots { .. }),
+                "{e:?}"
+            );
         }
         assert!(matches!(
             parse("postgres://u@h/d?sslmode=maybe"),
             Err(PostgresOpenError::Options(_))
         ));
+        assert!(matches!(
+            parse("postgres://u@h/d?sslrootcert=system"),
+            Err(PostgresOpenError::Options(_))
+        ));
+        let e = parse("postgres://u@h/d?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem")
+            .unwrap_err();
+        assert!(matches!(e, PostgresOpenError::TlsRoots { .. }), "{e:?}");
     }
 
     #[test]

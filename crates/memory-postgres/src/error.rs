@@ -43,13 +43,34 @@ pub enum PostgresOpenError {
         /// The value given.
         schema: String,
     },
-    /// TLS was asked for (`sslmode=require` or stronger): this build connects without TLS.
+    /// TLS was asked for (`sslmode=require`, `verify-ca` or `verify-full`) without saying
+    /// which CA certificates to trust.
     #[error(
-        "sslmode={mode} asks for TLS, which this build of memory-postgres does not include: use sslmode=disable (loopback or a private network) or reach the server through a TLS tunnel"
+        "sslmode={mode} verifies the server's certificate: name the CA certificates to trust with sslrootcert=PATH (a PEM file) or sslrootcert=system (the system's trust store)"
     )]
-    TlsUnsupported {
+    TlsNeedsRoots {
         /// The mode given.
         mode: String,
+    },
+    /// The CA certificates of `sslrootcert` cannot be used.
+    #[error("cannot use the CA certificates of sslrootcert={roots}: {reason}")]
+    TlsRoots {
+        /// The `sslrootcert` value (a file the operator named, or `system`).
+        roots: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The TLS handshake failed: the server's certificate did not verify against the trusted
+    /// CA certificates or does not name the host, or the server offers no TLS.
+    #[error("TLS to PostgreSQL at {host}:{port} failed: {source}")]
+    Tls {
+        /// The host of the URL.
+        host: String,
+        /// The port of the URL.
+        port: u16,
+        /// The client's error, with the handshake's below it.
+        #[source]
+        source: tokio_postgres::Error,
     },
     /// No server answered at the address (refused, unreachable, timed out).
     #[error("cannot reach PostgreSQL at {host}:{port}: {source}")]

@@ -10,6 +10,7 @@ mod schema;
 mod storage;
 #[cfg(feature = "stores")]
 mod stores;
+mod tls;
 
 pub use error::PostgresOpenError;
 pub use storage::PostgresStorage;

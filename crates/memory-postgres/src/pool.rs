@@ -1,11 +1,11 @@
 //! The connection pool, and the first connection that checks and migrates the schema.
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
-use tokio_postgres::NoTls;
 
 use crate::config::Settings;
 use crate::error::{ConnectTimeout, PostgresOpenError};
 use crate::schema::{self, PrepareError};
+use crate::tls::{HandshakeError, MakeRustls};
 
 /// Builds the pool, connects once (so that an unreachable server or a refused login is an
 /// error now, naming host and port), and prepares the schema (and `root`'s row, if given).
@@ -15,7 +15,9 @@ pub(crate) async fn connect(
 ) -> Result<Pool, PostgresOpenError> {
     let manager = Manager::from_config(
         settings.pg.clone(),
-        NoTls,
+        MakeRustls {
+            config: settings.tls.clone(),
+        },
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         },
@@ -47,6 +49,11 @@ pub(crate) async fn connect(
 /// The error for a failed first connection: no answer, or the server's refusal.
 fn connect_error(settings: &Settings, e: PoolError) -> PostgresOpenError {
     match e {
+        PoolError::Backend(source) if is_handshake(&source) => PostgresOpenError::Tls {
+            host: settings.host.clone(),
+            port: settings.port,
+            source,
+        },
         PoolError::Backend(source) if source.code().is_some() => PostgresOpenError::Rejected {
             host: settings.host.clone(),
             port: settings.port,
@@ -69,4 +76,16 @@ fn connect_error(settings: &Settings, e: PoolError) -> PostgresOpenError {
             reason: format!("the connection pool failed ({other})"),
         },
     }
+}
+
+/// Whether the TLS handshake is what failed (a [`HandshakeError`] in the error's chain).
+fn is_handshake(e: &tokio_postgres::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.is::<HandshakeError>() {
+            return true;
+        }
+        source = s.source();
+    }
+    false
 }

@@ -23,6 +23,7 @@ use crate::schema::quoted;
 pub const STORES_ACCEPTED_OPTIONS: &[&str] = &[
     "schema",
     "sslmode",
+    "sslrootcert",
     "connect_timeout",
     "pool_size",
     "sync",

@@ -31,3 +31,15 @@ async fn conformance_current_thread_sync_none() {
     .await;
     run_all(Arc::new(storage)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn conformance_over_tls() {
+    let ca = common::script_var("MEMORY_TEST_POSTGRES_CA");
+    let root = common::unique("root");
+    let storage = common::open(&format!(
+        "schema={}&root={root}&sslmode=verify-full&sslrootcert={ca}",
+        common::SHARED_SCHEMA
+    ))
+    .await;
+    run_all(Arc::new(storage)).await;
+}

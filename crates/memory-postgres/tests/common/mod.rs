@@ -81,3 +81,15 @@ pub fn password() -> String {
     );
     password.to_owned()
 }
+
+/// A variable scripts/pg-test-server.sh exports; panics, saying how to start the server, when
+/// it is unset.
+pub fn script_var(name: &str) -> String {
+    match std::env::var(name) {
+        Ok(value) if !value.is_empty() => value,
+        _ => panic!(
+            "{name} is not set: start the test PostgreSQL with `eval \"$(scripts/pg-test-server.sh start)\"` \
+             (or run `scripts/pg-test-server.sh run -- cargo test -p memory-postgres`)"
+        ),
+    }
+}
