@@ -298,8 +298,9 @@ impl ClientBuilder {
                 "the base URL `{base}` must start with http:// or https://"
             )));
         }
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls_config()?)
+        // The workspace's one TLS setup: ring, the platform's verifier, ALPN http/1.1.
+        let http = memory_tls::reqwest_builder()
+            .map_err(|e| ApiError::Config(e.to_string()))?
             .timeout(self.timeout)
             .connect_timeout(self.connect_timeout)
             .user_agent(concat!("memory-runner/", env!("CARGO_PKG_VERSION")))
@@ -315,21 +316,6 @@ impl ClientBuilder {
             }),
         })
     }
-}
-
-/// rustls with the ring provider and the platform's certificate verifier.
-fn tls_config() -> Result<rustls::ClientConfig, ApiError> {
-    use rustls_platform_verifier::BuilderVerifierExt as _;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls_error = |e: rustls::Error| ApiError::Config(format!("TLS setup failed: {e}"));
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(tls_error)?
-        .with_platform_verifier()
-        .map_err(tls_error)?
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
 }
 
 /// One failed attempt: the error, and whether and when to try again.
