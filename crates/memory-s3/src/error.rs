@@ -45,9 +45,6 @@ pub(crate) enum S3Error {
     /// A prefix that is not a valid object key prefix.
     #[error("invalid key prefix {prefix:?}: {reason}")]
     Prefix { prefix: String, reason: String },
-    /// An `s3://` URL that cannot be used.
-    #[error("invalid S3 store URL {url:?}: {reason}")]
-    Url { url: String, reason: String },
     /// The S3 client could not be configured (bad endpoint, region, credentials...).
     #[error("cannot configure the S3 client for {location}: {source}")]
     Configure {

@@ -9,7 +9,7 @@ mod foreign;
 mod s3;
 mod storage;
 
-pub use s3::S3Options;
+pub use s3::{S3OpenError, S3Options, URL_OPTIONS};
 pub use storage::ObjectStoreStorage;
 
 /// The object_store crate this backend is built on, re-exported so that callers can build a

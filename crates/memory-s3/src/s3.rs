@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memory_core::Result;
+use memory_core::options::{OptionsError, StoreOptions};
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, S3ConditionalPut, S3CopyIfNotExists};
 use object_store::client::{HttpClient, HttpConnector, ReqwestConnector};
 use object_store::{BackoffConfig, ClientOptions, RetryConfig};
@@ -102,10 +103,12 @@ impl S3Options {
         }
     }
 
-    /// Reads `s3://BUCKET[/PREFIX]` (nothing from the environment yet).
+    /// Reads `s3://BUCKET[/PREFIX]` (nothing from the environment yet); options in the URL's
+    /// query are read as [`S3Options::parse`] reads them.
     ///
     /// # Errors
-    /// [`memory_core::Error::Backend`] when the URL is not of that form.
+    /// [`memory_core::Error::Backend`] when the URL is not of that form or an option is
+    /// refused ([`S3Options::parse`] says which, as a typed error).
     ///
     /// ```
     /// use memory_s3::S3Options;
@@ -115,28 +118,111 @@ impl S3Options {
     /// assert!(S3Options::from_url("https://bucket/x").is_err());
     /// ```
     pub fn from_url(url: &str) -> Result<Self> {
-        let bad = |reason: &str| -> memory_core::Error {
-            S3Error::Url {
-                url: url.to_owned(),
-                reason: reason.to_owned(),
-            }
-            .into()
+        Self::parse(url, StoreOptions::new())
+            .map_err(|e| memory_core::Error::backend(crate::error::BACKEND, e))
+    }
+
+    /// The one parser of S3 store URLs: `s3://BUCKET[/PREFIX]` (also `s3:BUCKET[/PREFIX]`,
+    /// the scheme in any case), with options from the URL's query and from `options` (which
+    /// win over the URL's). Nothing is read from the environment: see
+    /// [`S3Options::from_env`].
+    ///
+    /// | option | field | value |
+    /// |---|---|---|
+    /// | `region` | `region` | e.g. `eu-west-1` |
+    /// | `endpoint` | `endpoint` | e.g. `http://127.0.0.1:9000` |
+    /// | `allow_http` | `allow_http` | `true` or `false` |
+    /// | `connect_timeout`, `request_timeout`, `retry_timeout` | the same | a duration: `250ms`, `5s`, `2m` |
+    /// | `initial_backoff`, `max_backoff` | the same | a duration |
+    /// | `max_retries` | `max_retries` | a whole number |
+    ///
+    /// Credentials are never options (a URL ends up in logs): they come from
+    /// [`S3Options::from_env`], the fields, or object_store's chain.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use memory_core::options::{OptionsError, StoreOptions};
+    /// use memory_s3::{S3OpenError, S3Options};
+    ///
+    /// let o = S3Options::parse(
+    ///     "s3://agent-memory/team-a?region=eu-west-1&request_timeout=10s",
+    ///     StoreOptions::from_pairs([("max_retries", "2")]),
+    /// )?;
+    /// assert_eq!((o.bucket.as_str(), o.prefix.as_str()), ("agent-memory", "team-a"));
+    /// assert_eq!(o.region.as_deref(), Some("eu-west-1"));
+    /// assert_eq!(o.request_timeout, Duration::from_secs(10));
+    /// assert_eq!(o.max_retries, 2);
+    ///
+    /// let err = S3Options::parse("s3://b?regoin=x", StoreOptions::new()).unwrap_err();
+    /// assert!(matches!(err, S3OpenError::Options(OptionsError::UnknownOption { .. })));
+    /// # Ok::<(), S3OpenError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`S3OpenError::Url`] for a URL not of that form, [`S3OpenError::Options`] for an
+    /// unknown option (named, with the accepted ones) or a value that cannot be used.
+    pub fn parse(url: &str, options: StoreOptions) -> std::result::Result<Self, S3OpenError> {
+        let (base, mut merged) = StoreOptions::from_url(url)?;
+        let given: Vec<(String, String)> = options
+            .keys()
+            .map(|k| (k.to_owned(), options.get(k).unwrap_or_default().to_owned()))
+            .collect();
+        for (key, value) in given {
+            merged.insert(key, value);
+        }
+        let bad = |reason: &'static str| S3OpenError::Url {
+            url: base.clone(),
+            reason,
         };
-        let rest = url
-            .strip_prefix("s3://")
-            .or_else(|| url.strip_prefix("S3://"))
-            .ok_or_else(|| bad("it must start with s3://"))?;
+        let rest = match base.split_once(':') {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("s3") => rest,
+            _ => return Err(bad("it must start with s3://, e.g. s3://BUCKET/PREFIX")),
+        };
+        let rest = rest.strip_prefix("//").unwrap_or(rest);
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.is_empty() {
             return Err(bad("no bucket: use s3://BUCKET[/PREFIX]"));
         }
-        if bucket.contains(|c: char| c.is_whitespace() || c.is_control() || c == '?' || c == '#') {
+        if bucket.contains(|c: char| c.is_whitespace() || c.is_control() || c == '#') {
             return Err(bad(
                 "the bucket name holds characters a bucket name cannot have",
             ));
         }
-        let prefix = normalize_prefix(prefix)?;
-        Ok(S3Options::new(bucket, prefix))
+        let prefix = normalize_prefix(prefix).map_err(|_| {
+            bad("the prefix has an empty, `.` or `..` segment or a control character")
+        })?;
+        let mut out = S3Options::new(bucket, prefix);
+        out.region = merged.take("region").or(out.region);
+        out.endpoint = merged.take("endpoint").or(out.endpoint);
+        if let Some(allow) = merged.take_bool("allow_http")? {
+            out.allow_http = allow;
+        }
+        for (key, field) in [
+            ("connect_timeout", &mut out.connect_timeout),
+            ("request_timeout", &mut out.request_timeout),
+            ("retry_timeout", &mut out.retry_timeout),
+            ("initial_backoff", &mut out.initial_backoff),
+            ("max_backoff", &mut out.max_backoff),
+        ] {
+            if let Some(duration) = merged.take_duration(key)? {
+                *field = duration;
+            }
+        }
+        if let Some(retries) = merged.take_parsed::<usize>("max_retries", "a whole number")? {
+            out.max_retries = retries;
+        }
+        merged.finish(URL_OPTIONS)?;
+        Ok(out)
+    }
+
+    /// [`S3Options::parse`], then every field still unset filled from the standard `AWS_*`
+    /// variables ([`S3Options::with_env`]): the URL's and the caller's options win over the
+    /// environment. The one place an S3 store URL reads the environment.
+    ///
+    /// # Errors
+    /// As [`S3Options::parse`].
+    pub fn from_env(url: &str, options: StoreOptions) -> std::result::Result<Self, S3OpenError> {
+        Ok(Self::parse(url, options)?.with_env())
     }
 
     /// Fills every field still unset from the standard `AWS_*` variables (see the table
@@ -386,7 +472,63 @@ fn install_crypto_provider() {
     }
 }
 
+/// The options an `s3://` store URL accepts (see [`S3Options::parse`]).
+pub const URL_OPTIONS: &[&str] = &[
+    "region",
+    "endpoint",
+    "allow_http",
+    "connect_timeout",
+    "request_timeout",
+    "retry_timeout",
+    "initial_backoff",
+    "max_backoff",
+    "max_retries",
+];
+
+/// Why an S3 store could not be opened from its URL.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum S3OpenError {
+    /// The URL is not `s3://BUCKET[/PREFIX]`.
+    #[error("`{url}` is not an S3 store URL: {reason}")]
+    Url {
+        /// The URL given (without its options).
+        url: String,
+        /// What is wrong, and the form to use.
+        reason: &'static str,
+    },
+    /// An option that is unknown or has a value that cannot be used.
+    #[error(transparent)]
+    Options(#[from] OptionsError),
+    /// The S3 client could not be configured (see [`S3Options::build`]).
+    #[error(transparent)]
+    Build(#[from] memory_core::Error),
+}
+
 impl ObjectStoreStorage {
+    /// The store named by `s3://BUCKET[/PREFIX]` with its options ([`S3Options::parse`]),
+    /// nothing read from the environment (see [`ObjectStoreStorage::from_url_and_env`]).
+    /// Sends nothing yet.
+    ///
+    /// # Errors
+    /// As [`S3Options::parse`], and [`S3OpenError::Build`] for a configuration object_store
+    /// refuses.
+    pub fn from_url(url: &str, options: StoreOptions) -> std::result::Result<Self, S3OpenError> {
+        Ok(S3Options::parse(url, options)?.build()?)
+    }
+
+    /// [`ObjectStoreStorage::from_url`] with what the URL and options leave unset taken from
+    /// the `AWS_*` variables ([`S3Options::from_env`]).
+    ///
+    /// # Errors
+    /// As [`ObjectStoreStorage::from_url`].
+    pub fn from_url_and_env(
+        url: &str,
+        options: StoreOptions,
+    ) -> std::result::Result<Self, S3OpenError> {
+        Ok(S3Options::from_env(url, options)?.build()?)
+    }
+
     /// An S3 store from `s3://BUCKET[/PREFIX]`, configured from the standard `AWS_*`
     /// variables (see [`S3Options`]). Sends nothing yet.
     ///
@@ -403,6 +545,90 @@ impl ObjectStoreStorage {
     /// ```
     pub fn from_s3_url(url: &str) -> Result<Self> {
         S3Options::from_url(url)?.with_env().build()
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::*;
+
+    #[test]
+    fn every_option_and_the_url_forms() {
+        let o = S3Options::parse(
+            "S3://b/p/q/?endpoint=http://127.0.0.1:9&allow_http=true&connect_timeout=1s\
+             &request_timeout=2s&retry_timeout=3s&initial_backoff=4ms&max_backoff=5s&max_retries=6&region=r",
+            StoreOptions::new(),
+        )
+        .unwrap();
+        assert_eq!((o.bucket.as_str(), o.prefix.as_str()), ("b", "p/q"));
+        assert_eq!(o.endpoint.as_deref(), Some("http://127.0.0.1:9"));
+        assert!(o.allow_http);
+        assert_eq!(o.connect_timeout, Duration::from_secs(1));
+        assert_eq!(o.request_timeout, Duration::from_secs(2));
+        assert_eq!(o.retry_timeout, Duration::from_secs(3));
+        assert_eq!(o.initial_backoff, Duration::from_millis(4));
+        assert_eq!(o.max_backoff, Duration::from_secs(5));
+        assert_eq!(o.max_retries, 6);
+        assert_eq!(o.region.as_deref(), Some("r"));
+        // The form memory-runner accepted too.
+        let o = S3Options::parse("s3:bucket/x", StoreOptions::new()).unwrap();
+        assert_eq!((o.bucket.as_str(), o.prefix.as_str()), ("bucket", "x"));
+        // The caller's options win over the URL's.
+        let o = S3Options::parse(
+            "s3://b?region=url",
+            StoreOptions::from_pairs([("region", "caller")]),
+        )
+        .unwrap();
+        assert_eq!(o.region.as_deref(), Some("caller"));
+    }
+
+    #[test]
+    fn refusals_are_typed_and_name_the_option() {
+        let err = S3Options::parse("s3://b?secret=x", StoreOptions::new()).unwrap_err();
+        let S3OpenError::Options(OptionsError::UnknownOption { key, accepted }) = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(key, "secret");
+        assert_eq!(accepted, URL_OPTIONS);
+        assert!(
+            err.to_string().contains("region, endpoint, allow_http"),
+            "{err}"
+        );
+        for bad in ["allow_http=maybe", "request_timeout=10", "max_retries=-1"] {
+            let err = S3Options::parse(&format!("s3://b?{bad}"), StoreOptions::new()).unwrap_err();
+            assert!(
+                matches!(err, S3OpenError::Options(OptionsError::InvalidValue { .. })),
+                "{bad}: {err:?}"
+            );
+        }
+        for bad in ["", "s3://", "s3:", "file:/x", "s3://b/a//c", "s3://b/../x"] {
+            assert!(
+                matches!(
+                    S3Options::parse(bad, StoreOptions::new()),
+                    Err(S3OpenError::Url { .. })
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_from_env_reads_the_environment() {
+        // from_url and parse never look at AWS_*; with_vars stands in for the environment.
+        let o = S3Options::parse("s3://b?region=url", StoreOptions::new())
+            .unwrap()
+            .with_vars([
+                ("AWS_REGION".to_owned(), "env".to_owned()),
+                ("AWS_ENDPOINT_URL".to_owned(), "http://e".to_owned()),
+            ]);
+        assert_eq!(o.region.as_deref(), Some("url"), "the URL's option wins");
+        assert_eq!(
+            o.endpoint.as_deref(),
+            Some("http://e"),
+            "the environment fills the rest"
+        );
+        let storage = ObjectStoreStorage::from_url("s3://b/p", StoreOptions::new()).unwrap();
+        assert_eq!(storage.to_string(), "S3(s3://b/p)");
     }
 }
 
