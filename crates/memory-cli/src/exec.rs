@@ -11,15 +11,19 @@
 //! | JSON that is not an object (`[]`, `"view"`, `5`) | `{"content": "Error: Invalid tool input: expected a JSON object", "is_error": true}` |
 //! | a `tool_use` block without a string `id` | `{"content": "Error: Invalid tool_use block: missing or invalid field `id`", "is_error": true}` |
 //! | a `tool_use` block without a string `name` | its `tool_result` with `Error: Invalid tool_use block: missing or invalid field `name`` |
+//! | a line longer than [`MAX_LINE_BYTES`] (4 MiB) | `{"content": "Error: Invalid input line: the line is {n} bytes long, more than the 4194304 bytes (4 MiB) a line may have", "is_error": true}`, or that text in the `tool_result` of a `tool_use` block whose `type` and `id` come before the long part; the line is skipped, never held whole, and the next line is read |
 //! | a `tool_use` block naming another tool | its `tool_result` with ``Error: Unknown tool `{name}`: this program only runs the `memory` tool`` |
 //!
 //! `content` is the result string, or for an image view the array of content blocks. Any other
 //! object (with or without a `type` field other than `tool_use`) is a memory-tool input, whose
 //! unknown fields are ignored, as the contract says.
 
+use std::io::{Read, Write};
+
 use memory_core::{MemoryHandler, ToolOutput};
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::lines::{Line, MAX_LINE_BYTES, TooLong, spawn_reader};
 
 /// The name a `tool_use` block must carry to be run.
 pub const TOOL_NAME: &str = "memory";
@@ -78,33 +82,57 @@ where
     output.into_tool_result(id)
 }
 
+/// The top-level fields picked out of a line too long to read: enough to answer a `tool_use`
+/// block with its `tool_result`.
+const TOO_LONG_FIELDS: &[&str] = &["type", "id"];
+
+/// Answers a line longer than [`MAX_LINE_BYTES`], which was skipped unread: an error answer, a
+/// `tool_result` when the line began as a `tool_use` block with an `id`.
+pub fn answer_too_long(line: &TooLong) -> Value {
+    let output = ToolOutput::error(format!("Error: Invalid input line: {line}"));
+    match (line.field("type"), line.field("id")) {
+        (Some(Value::String(kind)), Some(Value::String(id))) if kind == "tool_use" => {
+            output.into_tool_result(id)
+        }
+        _ => output.to_json(),
+    }
+}
+
 /// Answers every line of `input` on `output` until the end of input; returns how many lines
 /// were answered.
 ///
+/// `input` is read on a thread of its own, in lines of at most [`MAX_LINE_BYTES`] (a longer
+/// line is skipped, never held whole, and gets an error answer); each answer is written to
+/// `output` and flushed before the next line is answered. Give `output` a buffer (a
+/// [`std::io::BufWriter`] or a locked standard output): each answer is one write.
+///
 /// # Errors
 /// Reading `input` or writing `output` failed.
-pub async fn run<H, R, W>(tool: &H, mut input: R, mut output: W) -> std::io::Result<u64>
+pub async fn run<H, R, W>(tool: &H, input: R, mut output: W) -> std::io::Result<u64>
 where
     H: MemoryHandler + ?Sized,
-    R: AsyncBufRead + Unpin,
-    W: AsyncWrite + Unpin,
+    R: Read + Send + 'static,
+    W: Write,
 {
-    let mut line = Vec::new();
+    let mut batches = spawn_reader(input, MAX_LINE_BYTES, TOO_LONG_FIELDS)?;
     let mut answered = 0;
-    loop {
-        line.clear();
-        if input.read_until(b'\n', &mut line).await? == 0 {
-            break;
+    let mut bytes = Vec::new();
+    while let Some(batch) = batches.recv().await {
+        for line in batch? {
+            let answer = match &line {
+                Line::Complete(line) => answer_line(tool, line).await,
+                Line::TooLong(line) => {
+                    tracing::debug!(bytes = line.bytes, "input line too long");
+                    answer_too_long(line)
+                }
+            };
+            bytes.clear();
+            serde_json::to_writer(&mut bytes, &answer).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+            output.write_all(&bytes)?;
+            output.flush()?;
+            answered += 1;
         }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-        }
-        let answer = answer_line(tool, &line).await;
-        let mut bytes = serde_json::to_vec(&answer).map_err(std::io::Error::other)?;
-        bytes.push(b'\n');
-        output.write_all(&bytes).await?;
-        output.flush().await?;
-        answered += 1;
     }
     Ok(answered)
 }
@@ -118,7 +146,9 @@ mod tests {
     async fn answers(input: &[u8]) -> Vec<Value> {
         let tool = MemoryTool::new(InMemoryStorage::new());
         let mut out = Vec::new();
-        let n = run(&tool, input, &mut out).await.unwrap();
+        let n = run(&tool, std::io::Cursor::new(input.to_vec()), &mut out)
+            .await
+            .unwrap();
         let lines: Vec<Value> = out
             .split(|b| *b == b'\n')
             .filter(|l| !l.is_empty())

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod exec;
+pub mod lines;
 pub mod store_url;
 
 /// The Rust examples of the workspace's root README, compiled and run as doc-tests.

@@ -9,17 +9,21 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use memory_cli::exec;
-use memory_cli::store_url::{self, OpenOptions, StoreUrl};
 use memory_core::{CreateMode, MemoryTool};
 
 use admin::error_chain;
+use store_args::{Access, StoreArgs};
 
+#[macro_use]
+mod exit;
 mod admin;
+mod jsonrpc;
 mod mcp;
 mod mounts;
 mod run;
 mod serve;
 mod store_admin;
+mod store_args;
 
 const LONG_ABOUT: &str = "\
 Claude's memory tool (memory_20250818), as a program.
@@ -43,30 +47,34 @@ The file is now ./memory/memories/notes.md, the layout Anthropic's SDKs use.
 Logs go to standard error (set RUST_LOG=debug for more); standard output holds
 only answers.";
 
-const EXEC_LONG_ABOUT: &str = "\
+/// `memory exec --help`: the protocol, and the store URLs this build opens.
+fn exec_long_about() -> String {
+    format!(
+        "\
 Answer memory-tool commands read as JSON Lines on standard input.
 
 Each input line gets exactly one output line, in order, flushed at once:
 
-  {\"command\": \"view\", \"path\": \"/memories\"}
-      -> {\"content\": \"...\", \"is_error\": false}
-  {\"type\": \"tool_use\", \"id\": \"toolu_01\", \"name\": \"memory\", \"input\": {...}}
-      -> {\"type\": \"tool_result\", \"tool_use_id\": \"toolu_01\", \"content\": \"...\"}
+  {{\"command\": \"view\", \"path\": \"/memories\"}}
+      -> {{\"content\": \"...\", \"is_error\": false}}
+  {{\"type\": \"tool_use\", \"id\": \"toolu_01\", \"name\": \"memory\", \"input\": {{...}}}}
+      -> {{\"type\": \"tool_result\", \"tool_use_id\": \"toolu_01\", \"content\": \"...\"}}
          (\"is_error\": true is added on errors, as the Messages API expects)
 
 A line that is not JSON, or not one of those shapes, gets an error answer and the
-program goes on. It exits 0 at the end of input, and 2 (with a message on standard
-error, before reading anything) when the store cannot be opened.
+program goes on; so does a line longer than {max} bytes ({mib} MiB), which is skipped
+without being held in memory. It exits 0 at the end of input, and 2 (with a message on
+standard error, before reading anything) when the store cannot be opened.
 
-Store URLs (--store or MEMORY_STORE):
-  PATH, file:PATH        a directory; /memories/x is PATH/memories/x
-  sqlite:PATH            a SQLite database file
-  mem:                   in memory, gone at exit
-  s3://BUCKET[/PREFIX]   not available in this program yet
-
+{forms}
 Example:
 
-  $ printf '%s\\n' '{\"command\":\"view\",\"path\":\"/memories\"}' | memory exec --store mem:";
+  $ printf '%s\\n' '{{\"command\":\"view\",\"path\":\"/memories\"}}' | memory exec --store mem:",
+        max = memory_cli::lines::MAX_LINE_BYTES,
+        mib = memory_cli::lines::MAX_LINE_BYTES >> 20,
+        forms = store_args::store_forms_help(),
+    )
+}
 
 /// Command line of the `memory` program.
 #[derive(Debug, Parser)]
@@ -79,7 +87,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Answer memory-tool commands read as JSON Lines on standard input.
-    #[command(long_about = EXEC_LONG_ABOUT)]
+    #[command(long_about = exec_long_about())]
     Exec(ExecArgs),
     /// Serve the memory tool to an MCP client (Claude Code, Claude Desktop) over stdio.
     #[command(long_about = mcp::MCP_LONG_ABOUT)]
@@ -107,27 +115,8 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct ExecArgs {
-    /// The store: a directory path, file:PATH, sqlite:PATH, s3://BUCKET[/PREFIX] or mem:.
-    #[arg(
-        long,
-        env = "MEMORY_STORE",
-        default_value = "./memory",
-        value_name = "URL"
-    )]
-    store: String,
-
-    /// Encrypt every file with the 32-byte key in FILE (64 hex characters; see `memory keygen`).
-    #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
-    encryption_key_file: Option<PathBuf>,
-
-    /// Also read files encrypted under this older key (key rotation, see `memory rekey`);
-    /// repeat for several. New writes always use --encryption-key-file.
-    #[arg(
-        long = "old-key-file",
-        value_name = "FILE",
-        requires = "encryption_key_file"
-    )]
-    old_key_files: Vec<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
 
     /// What `create` does when the file exists: refuse (the default) or overwrite it.
     #[arg(long, value_enum, default_value_t = CreateModeArg::Reject)]
@@ -141,9 +130,6 @@ enum CreateModeArg {
     /// Replace the file's content.
     Overwrite,
 }
-
-/// Exit status for a store that cannot be opened (and for usage errors, as clap does).
-const EXIT_UNOPENABLE: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -180,25 +166,11 @@ fn init_tracing() {
 }
 
 async fn run_exec(args: ExecArgs) -> ExitCode {
-    let url: StoreUrl = match args.store.parse() {
-        Ok(url) => url,
-        Err(e) => {
-            eprintln!("memory: invalid store URL `{}`: {e}", args.store);
-            return ExitCode::from(EXIT_UNOPENABLE);
-        }
-    };
-    let mut options = OpenOptions::new();
-    if let Some(file) = args.encryption_key_file {
-        options = options.with_encryption_key_file(file);
-    }
-    for old in args.old_key_files {
-        options = options.with_old_key_file(old);
-    }
-    let store = match store_url::open(&url, &options).await {
+    let store = match args.store.open(Access::CreateIfMissing).await {
         Ok(store) => store,
-        Err(e) => {
-            eprintln!("memory: {}", error_chain(&e));
-            return ExitCode::from(EXIT_UNOPENABLE);
+        Err(failure) => {
+            eprintln!("memory: {failure}");
+            return failure.exit.into();
         }
     };
     tracing::info!(store = %store, "store opened");
@@ -207,8 +179,10 @@ async fn run_exec(args: ExecArgs) -> ExitCode {
         CreateModeArg::Overwrite => CreateMode::Overwrite,
     };
     let tool = MemoryTool::new(store).with_create_mode(create_mode);
-    let stdin = tokio::io::BufReader::new(tokio::io::stdin());
-    match exec::run(&tool, stdin, tokio::io::stdout()).await {
+    // Standard input on a thread of its own, answers written on this one: no hand-off to a
+    // blocking thread per line.
+    let stdout = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
+    match exec::run(&tool, std::io::stdin(), stdout).await {
         Ok(lines) => {
             tracing::debug!(lines, "end of input");
             ExitCode::SUCCESS
@@ -243,5 +217,5 @@ fn keygen(file: &std::path::Path) -> ExitCode {
 #[cfg(not(feature = "encrypted"))]
 fn keygen(_file: &std::path::Path) -> ExitCode {
     eprintln!("memory: keygen needs the `encrypted` feature of memory-cli, which this build lacks");
-    ExitCode::from(EXIT_UNOPENABLE)
+    exit::Exit::Usage.into()
 }

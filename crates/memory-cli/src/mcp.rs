@@ -22,7 +22,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::admin::{Access, EXIT_STATUS_HELP, StoreArgs};
+use crate::exit::{EXIT_STATUS_HELP, Exit};
+use crate::store_args::{Access, StoreArgs};
 
 /// The one tool's name.
 pub(crate) const TOOL_NAME: &str = "memory";
@@ -45,6 +46,15 @@ or in Claude Desktop's claude_desktop_config.json:
   {\"mcpServers\": {\"memory\": {\"command\": \"memory\",
                                \"args\": [\"mcp\", \"--store\", \"/home/me/.claude-memory\"]}}}
 
+Without --store (and MEMORY_STORE), the store is the folder `memory` in the user's data
+directory: $XDG_DATA_HOME/memory, else ~/.local/share/memory (on macOS
+~/Library/Application Support/memory), never the folder the client started the server in;
+the path is said on standard error at start.
+
+Lines are read by the server itself: a line that is not JSON gets a -32700 Parse error
+answer, malformed params -32602, a message over 4 MiB an error answer with its id, and
+one client's tool calls run in the order sent.
+
 With --read-only, only `view` works: every other command gets an error result and the
 store is neither created nor changed (a store that does not exist is exit status 3).";
 
@@ -64,52 +74,91 @@ pub(crate) struct McpArgs {
 }
 
 /// Runs the server until the client closes standard input.
-pub(crate) async fn run(args: McpArgs) -> ExitCode {
+pub(crate) async fn run(mut args: McpArgs) -> ExitCode {
     let access = if args.read_only {
         Access::Existing
     } else {
         Access::CreateIfMissing
     };
+    // A desktop client starts the server in a folder of its choosing: without --store, the
+    // memories go to the user's data directory, never to whatever folder that is.
+    if args.store.store.is_none() && args.mounts.mounts.is_empty() {
+        match crate::store_args::user_data_store() {
+            Ok(dir) => {
+                eprintln!(
+                    "memory: no --store given: using {} (the user's data directory)",
+                    dir.display()
+                );
+                args.store.store = Some(format!("file:{}", dir.display()));
+            }
+            Err(message) => {
+                eprintln!("memory: {message}");
+                return Exit::Usage.into();
+            }
+        }
+    }
     // With --mount, the mounts are the store, and the tool description carries the mount note.
     let session_id = args.mounts.session_id();
-    let options = memory_runner::OpenOptions::new().with_session_id(session_id.clone());
+    let options = args.store.options(Some(session_id.clone()));
     let (store, note): (Arc<dyn Storage>, _) = match args.mounts.open(&options).await {
         Ok(Some(mounts)) => {
             tracing::info!(session_id, "versioned-store writes are this session's");
             let note = mounts.note();
             (Arc::new(mounts), Some(note))
         }
-        Ok(None) => match args.store.open(access).await {
+        Ok(None) => match args.store.open_with(&options, access).await {
             Ok(store) => (store, None),
             Err(failure) => {
                 eprintln!("memory: {failure}");
-                return ExitCode::from(failure.exit as u8);
+                return failure.exit.into();
             }
         },
         Err(message) => {
             eprintln!("memory: {message}");
-            return ExitCode::from(2);
+            return Exit::Usage.into();
         }
     };
     tracing::info!(store = %store, read_only = args.read_only, "serving the memory tool over MCP");
     let mut server = MemoryServer::new(store, args.read_only);
     server.note = note;
-    let service = match server.serve(rmcp::transport::stdio()).await {
-        Ok(service) => service,
+    // Standard input goes through the line layer (answers to bad lines, tool calls in order).
+    let mut layer = match crate::jsonrpc::Layer::start(std::io::stdin(), tokio::io::stdout()) {
+        Ok(layer) => layer,
         Err(e) => {
-            eprintln!("memory: the MCP session did not start: {e}");
+            eprintln!("memory: cannot read standard input: {e}");
             return ExitCode::FAILURE;
         }
     };
-    match service.waiting().await {
-        Ok(reason) => {
-            tracing::debug!(?reason, "MCP session ended");
+    let Some(transport) = layer.transport() else {
+        return ExitCode::FAILURE;
+    };
+    let status = match server.serve(transport).await {
+        Ok(service) => match service.waiting().await {
+            Ok(reason) => {
+                tracing::debug!(?reason, "MCP session ended");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("memory: the MCP session failed: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        // The client closed its end before initializing: it went away, nothing failed.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::debug!("input ended before the MCP session started");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("memory: the MCP session failed: {e}");
+            eprintln!("memory: the MCP session did not start: {e}");
             ExitCode::FAILURE
         }
+    };
+    match layer.finish().await {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("memory: cannot write standard output: {e}");
+            ExitCode::FAILURE
+        }
+        _ => status,
     }
 }
 

@@ -5,7 +5,8 @@
 
 use std::borrow::Cow;
 
-use memory_runner::mounts::{MAX_MOUNTS, MountSpec, Mounts, new_session_id};
+use memory_cli::store_url::{self, StoreUrl};
+use memory_runner::mounts::{Access, MAX_MOUNTS, MountSpec, Mounts, new_session_id};
 use memory_runner::{OpenOptions, open_mount};
 
 /// What `--help` says about mounts.
@@ -54,9 +55,24 @@ impl MountArgs {
         }
         let mut opened = Vec::with_capacity(self.mounts.len());
         for spec in &self.mounts {
+            let failed = |text: String| format!("cannot mount `{}`: {text}", spec.name);
+            let url: StoreUrl = spec
+                .url
+                .parse()
+                .map_err(|e| failed(format!("invalid store URL `{}`: {e}", spec.url)))?;
+            // As --store is: a read-only store is never created, and each one is checked.
+            if spec.access == Access::ReadOnly
+                && let Some(path) = store_url::local_path(&url)
+                && !path.exists()
+            {
+                return Err(failed(format!("the store `{}` does not exist", spec.url)));
+            }
             let mount = open_mount(spec, options)
                 .await
-                .map_err(|e| format!("cannot mount `{}`: {}", spec.name, crate::error_chain(&e)))?;
+                .map_err(|e| failed(crate::error_chain(&e)))?;
+            store_url::check(&url, mount.storage().as_ref())
+                .await
+                .map_err(|e| failed(crate::error_chain(&e)))?;
             opened.push(mount);
         }
         let mounts = Mounts::new(opened).map_err(|e| e.to_string())?;
@@ -92,7 +108,7 @@ mod tests {
 
     use clap::Parser;
     use memory_core::InMemoryStorage;
-    use memory_runner::mounts::{Access, Mount};
+    use memory_runner::mounts::Mount;
 
     use super::*;
 

@@ -12,21 +12,19 @@
 //! store cannot be opened (before anything is sent).
 
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use memory_cli::store_url::{self, OpenOptions, StoreUrl};
 use memory_core::MemoryTool;
 use memory_runner::{
-    Client, ClientBuilder, Message, MessagesRequest, Observed, ToolCall, ToolRunner,
-    memory_call_summary,
+    Client, ClientBuilder, DEFAULT_MAX_ITERATIONS, Message, MessagesRequest, Observed, ToolCall,
+    ToolRunner, memory_call_summary,
 };
+
+use crate::exit::Exit;
+use crate::store_args::{Access, StoreArgs};
 
 /// The model `memory run` asks unless `--model` says otherwise.
 pub(crate) const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
-
-/// Exit status when nothing could be sent: no API key, or a store that cannot be opened.
-const EXIT_SETUP: u8 = 2;
 
 pub(crate) const RUN_LONG_ABOUT: &str = "\
 Run Claude with the memory tool over a store, until Claude is done.
@@ -55,25 +53,15 @@ Example:
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::mounts::MOUNT_HELP)]
 pub(crate) struct RunArgs {
-    /// The store: a directory path, file:PATH, sqlite:PATH, s3://BUCKET[/PREFIX] or mem:.
-    #[arg(
-        long,
-        env = "MEMORY_STORE",
-        default_value = "./memory",
-        value_name = "URL"
-    )]
-    store: String,
-
-    /// Encrypt every file with the 32-byte key in FILE (64 hex characters; see `memory keygen`).
-    #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
-    encryption_key_file: Option<PathBuf>,
+    #[command(flatten)]
+    store: StoreArgs,
 
     /// The Claude model id.
     #[arg(long, default_value = DEFAULT_MODEL)]
     model: String,
 
     /// The most requests to send; Claude's tool calls after the last one are not run.
-    #[arg(long, default_value_t = 20, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = DEFAULT_MAX_ITERATIONS as u32, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_iterations: u32,
 
     /// A system prompt.
@@ -98,22 +86,12 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         Ok(client) => client,
         Err(e) => {
             eprintln!("memory: {e}");
-            return ExitCode::from(EXIT_SETUP);
-        }
-    };
-    let url: StoreUrl = match args.store.parse() {
-        Ok(url) => url,
-        Err(e) => {
-            eprintln!("memory: invalid store URL `{}`: {e}", args.store);
-            return ExitCode::from(EXIT_SETUP);
+            return Exit::Usage.into();
         }
     };
     let session_id = args.mounts.session_id();
     tracing::info!(session_id, "versioned-store writes are this session's");
-    let mut options = OpenOptions::new().with_session_id(session_id);
-    if let Some(file) = args.encryption_key_file {
-        options = options.with_encryption_key_file(file);
-    }
+    let options = args.store.options(Some(session_id));
     // With --mount, the mounts are the store, and Claude is told the mount table.
     let mut system = args.system;
     let store: std::sync::Arc<dyn memory_core::Storage> = match args.mounts.open(&options).await {
@@ -121,16 +99,20 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             system = Some(crate::mounts::with_note(system.as_deref(), &mounts));
             std::sync::Arc::new(mounts)
         }
-        Ok(None) => match store_url::open(&url, &options).await {
+        Ok(None) => match args
+            .store
+            .open_with(&options, Access::CreateIfMissing)
+            .await
+        {
             Ok(store) => store,
-            Err(e) => {
-                eprintln!("memory: {}", crate::error_chain(&e));
-                return ExitCode::from(EXIT_SETUP);
+            Err(failure) => {
+                eprintln!("memory: {failure}");
+                return failure.exit.into();
             }
         },
         Err(message) => {
             eprintln!("memory: {message}");
-            return ExitCode::from(EXIT_SETUP);
+            return Exit::Usage.into();
         }
     };
     tracing::info!(store = %store, model = %args.model, "memory run");
@@ -197,6 +179,8 @@ fn trace_line(call: &ToolCall<'_>) -> String {
         .output
         .text()
         .and_then(|text| text.lines().next())
-        .unwrap_or("error");
+        .unwrap_or("");
+    // The contract's error texts begin with `Error: `; the line says "error" once.
+    let first_line = first_line.strip_prefix("Error: ").unwrap_or(first_line);
     format!("{summary}: error: {first_line}")
 }

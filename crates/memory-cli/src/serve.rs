@@ -38,14 +38,8 @@ the requests in flight finish and exits, at the latest after --shutdown-timeout.
 /// Arguments of `memory serve`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
-    /// The SQLite database holding the stores (created if missing).
-    #[arg(
-        long,
-        env = "MEMORY_STORES_DB",
-        default_value = "./memory-stores.db",
-        value_name = "PATH"
-    )]
-    db: PathBuf,
+    #[command(flatten)]
+    db: crate::store_args::DbArgs,
 
     /// The address to listen on (port 0 picks a free port).
     #[arg(
@@ -124,12 +118,12 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         eprintln!("memory serve: {e}");
         return ExitCode::from(2);
     }
-    let db = args.db.clone();
+    let db = args.db.path.clone();
     let opened = tokio::task::spawn_blocking(move || SqlitePersistence::open(db)).await;
     let persistence = match opened {
         Ok(Ok(p)) => p,
         Ok(Err(e)) => {
-            eprintln!("memory serve: cannot open {}: {e}", args.db.display());
+            eprintln!("memory serve: cannot open {}: {e}", args.db.path.display());
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -152,7 +146,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         let _ = writeln!(out, "memory serve: listening on http://{addr}");
         let _ = out.flush();
     }
-    tracing::info!(%addr, db = %args.db.display(), auth = config.api_keys.is_some(), "serving memory stores");
+    tracing::info!(%addr, db = %args.db.path.display(), auth = config.api_keys.is_some(), "serving memory stores");
     match memory_server::serve(listener, engine, config, memory_server::shutdown_signal()).await {
         Ok(()) => {
             eprintln!("memory serve: stopped");

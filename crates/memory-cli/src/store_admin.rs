@@ -3,7 +3,6 @@
 //! (`export` prints one document).
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use memory_store::{
@@ -12,18 +11,14 @@ use memory_store::{
 };
 use serde::Serialize;
 
+use crate::exit::Exit;
+use crate::store_args::DbArgs;
+
 /// Arguments of `memory store`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct StoreArgs {
-    /// The SQLite database of the stores (the one `memory serve --db` uses).
-    #[arg(
-        long,
-        global = true,
-        env = "MEMORY_STORES_DB",
-        default_value = "./memory-stores.db",
-        value_name = "PATH"
-    )]
-    db: PathBuf,
+    #[command(flatten)]
+    db: DbArgs,
 
     /// Record writes (redact, restore) as this user (`user_...`); otherwise no actor.
     #[arg(long, global = true, value_name = "USER_ID")]
@@ -116,16 +111,30 @@ enum AdminError {
     Output(#[from] std::io::Error),
     #[error("version {0} has no content to restore (a deletion or a redacted version)")]
     NothingToRestore(String),
+    #[error("store {store} has no memory {memory}")]
+    NoSuchMemory { store: String, memory: String },
+}
+
+impl AdminError {
+    /// The exit status: 3 for what does not exist, 1 for the rest.
+    fn exit(&self) -> Exit {
+        match self {
+            AdminError::Store(StoreError::NotFound { .. }) | AdminError::NoSuchMemory { .. } => {
+                Exit::NotFound
+            }
+            _ => Exit::Failed,
+        }
+    }
 }
 
 /// Runs a `memory store` subcommand. Exit 0 on success, 1 when the operation fails, 2 when
-/// the database cannot be opened.
+/// the database cannot be opened, 3 when the store, memory or version does not exist.
 pub(crate) async fn run(args: StoreArgs) -> ExitCode {
-    let engine = match MemoryStores::open(&args.db).await {
+    let engine = match MemoryStores::open(&args.db.path).await {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("memory store: cannot open {}: {e}", args.db.display());
-            return ExitCode::from(2);
+            eprintln!("memory store: cannot open {}: {e}", args.db.path.display());
+            return Exit::Usage.into();
         }
     };
     let actor = args.as_user.clone().map(Actor::user);
@@ -133,7 +142,7 @@ pub(crate) async fn run(args: StoreArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("memory store: {e}");
-            ExitCode::FAILURE
+            e.exit().into()
         }
     }
 }
@@ -199,6 +208,11 @@ async fn dispatch(
                 )
             })
             .await?;
+            // Every memory has a version from its creation on, kept after it is deleted: no
+            // version at all means no such memory.
+            if versions.is_empty() {
+                return Err(AdminError::NoSuchMemory { store, memory });
+            }
             for v in versions {
                 print_line(&v)?;
             }

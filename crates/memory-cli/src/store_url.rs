@@ -2,13 +2,16 @@
 //!
 //! | URL | store |
 //! |---|---|
-//! | `PATH`, `file:PATH`, `file:///abs/path` | a directory; `/memories/x` is `PATH/memories/x` |
+//! | `PATH`, `file:PATH`, `file:///abs/path` | a directory; `/memories/x` is `PATH/memories/x` (feature `fs`) |
 //! | `mem:` | in memory, gone when the program exits |
 //! | `sqlite:PATH` | one SQLite database file (feature `sqlite`) |
 //! | `s3://BUCKET[/PREFIX]` | an S3 bucket (feature `s3`); endpoint, region and credentials from the `AWS_*` variables (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_ALLOW_HTTP=true`) |
+//! | `store+sqlite:PATH#ID`, `store+http://HOST#ID` | one versioned memory store (a `memory serve` database or server) |
 //!
-//! A word of two or more letters followed by `:` is read as a scheme, so a directory whose name
-//! looks like one (`notes:2024`) is written `./notes:2024` or `file:notes:2024`.
+//! A store's options follow a `?` (`sqlite:m.db?sync=data`); each backend documents the ones it
+//! accepts, and an unknown one is refused with the list. A word of two or more letters
+//! followed by `:` is read as a scheme, so a directory whose name looks like one
+//! (`notes:2024`) is written `./notes:2024` or `file:notes:2024`.
 //!
 //! Parsing and opening are memory-runner's ([`memory_runner::store`]), the one implementation
 //! Rust applications use too; this module re-exports them and adds the program's own policy
@@ -17,20 +20,41 @@
 //! endpoint) instead of failing every command.
 //!
 //! ```
-//! use memory_cli::store_url::StoreUrl;
+//! use memory_cli::store_url::{Scheme, StoreUrl, local_path};
 //!
-//! assert_eq!("mem:".parse::<StoreUrl>().unwrap(), StoreUrl::Memory);
-//! assert_eq!(
-//!     "file:./memory".parse::<StoreUrl>().unwrap(),
-//!     StoreUrl::Dir("./memory".into())
-//! );
+//! assert_eq!("mem:".parse::<StoreUrl>().unwrap().scheme(), Scheme::Memory);
+//! let dir: StoreUrl = "file:./memory".parse().unwrap();
+//! assert_eq!(local_path(&dir), Some("./memory".into()));
 //! assert!("ftp://example/x".parse::<StoreUrl>().is_err());
 //! ```
 
 use std::sync::Arc;
 
+use std::path::PathBuf;
+
 use memory_core::{MemoryPath, Storage};
-pub use memory_runner::store::{OpenError, OpenOptions, StoreUrl, StoreUrlError};
+pub use memory_runner::store::{
+    OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes,
+};
+
+/// The file or directory a local store (`PATH`, `file:PATH`, `sqlite:PATH`) lives at, for the
+/// program's own checks (a read-only command never creates a store); `None` for the others.
+pub fn local_path(url: &StoreUrl) -> Option<PathBuf> {
+    if !matches!(url.scheme(), Scheme::Dir | Scheme::Sqlite) {
+        return None;
+    }
+    let base = url.without_options();
+    let rest = match base.split_once(':') {
+        // A scheme word (two or more characters); a one-letter drive (`C:`) is part of a path.
+        Some((word, rest)) if word.len() >= 2 && !word.contains(['/', '\\', '.']) => rest,
+        _ => base,
+    };
+    let path = match rest.strip_prefix("//") {
+        Some(abs) if abs.starts_with('/') => abs,
+        _ => rest,
+    };
+    (!path.is_empty()).then(|| PathBuf::from(path))
+}
 
 /// Opens the store `url` names, wrapped as `options` say.
 ///
@@ -39,10 +63,76 @@ pub use memory_runner::store::{OpenError, OpenOptions, StoreUrl, StoreUrlError};
 /// be created, an S3 endpoint that cannot be reached), when the build lacks the backend's
 /// feature, or when the key file is unusable.
 pub async fn open(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn Storage>, OpenError> {
+    let store = open_unchecked(url, options).await?;
+    check_encryption(url, store.as_ref(), options).await?;
+    Ok(store)
+}
+
+/// Opens the store `url` names without the encryption checks of [`open`]: for a program
+/// that wraps the store in the envelope itself (`memory rekey`).
+///
+/// # Errors
+/// As [`open`], but for encryption.
+pub async fn open_unchecked(
+    url: &StoreUrl,
+    options: &OpenOptions,
+) -> Result<Arc<dyn Storage>, OpenError> {
     let store = memory_runner::open_url(url, options).await?;
-    if let StoreUrl::S3 { .. } = url {
-        // Building an S3 store sends nothing: ask once now (a HEAD and one LIST page, through
-        // any wrapper), so that an unreachable endpoint is one clear message at start.
+    check(url, store.as_ref()).await?;
+    Ok(store)
+}
+
+/// An encrypted store is opened with its key or not at all: with a key, the envelope's key
+/// check runs now (a wrong key, or a plaintext store, stops the program at start rather than
+/// failing each command); without one, a store the probe finds encrypted is refused, so that
+/// no plaintext is ever written into it.
+#[cfg(feature = "encrypted")]
+async fn check_encryption(
+    url: &StoreUrl,
+    store: &dyn Storage,
+    options: &OpenOptions,
+) -> Result<(), OpenError> {
+    let failed = |source| OpenError::Backend {
+        url: url.to_string(),
+        source,
+    };
+    if options.encryption_key_file.is_some() {
+        // Any operation runs the key check first; counting is the cheapest.
+        store.file_count().await.map_err(failed)?;
+        return Ok(());
+    }
+    let state = memory_encrypted::probe(store).await.map_err(failed)?;
+    if state.is_encrypted() {
+        return Err(OpenError::Unavailable {
+            url: url.to_string(),
+            reason: format!(
+                "the store is {state}: pass its key with --encryption-key-file (or \
+                 MEMORY_ENCRYPTION_KEY_FILE)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Without the `encrypted` feature no envelope is read or written: nothing to check.
+#[cfg(not(feature = "encrypted"))]
+async fn check_encryption(
+    _url: &StoreUrl,
+    _store: &dyn Storage,
+    _options: &OpenOptions,
+) -> Result<(), OpenError> {
+    Ok(())
+}
+
+/// The check a store gets when it opens, wherever it is opened (`--store`, each `--mount`):
+/// building an S3 store sends nothing, so it is asked once now (a HEAD and one LIST page,
+/// through any wrapper), and an unreachable endpoint, a missing bucket or wrong credentials
+/// are one clear message at start. Other stores are checked by opening them.
+///
+/// # Errors
+/// [`OpenError::Backend`] with the store's answer.
+pub async fn check(url: &StoreUrl, store: &dyn Storage) -> Result<(), OpenError> {
+    if url.scheme() == Scheme::S3 {
         let probe =
             MemoryPath::parse("/memories/.memory-open-check").map_err(|e| OpenError::Backend {
                 url: url.to_string(),
@@ -56,27 +146,32 @@ pub async fn open(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn Stora
                 source,
             })?;
     }
-    Ok(store)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[cfg(not(feature = "s3"))]
-    #[tokio::test]
-    async fn s3_needs_the_feature() {
-        let url: StoreUrl = "s3://bucket".parse().unwrap();
-        let err = open(&url, &OpenOptions::new())
-            .await
-            .expect_err("s3 must not open");
-        assert!(err.to_string().contains("s3"), "{err}");
-    }
-
     #[tokio::test]
     async fn memory_store_opens() {
-        let store = open(&StoreUrl::Memory, &OpenOptions::new()).await.unwrap();
+        let url: StoreUrl = "mem:".parse().unwrap();
+        let store = open(&url, &OpenOptions::new()).await.unwrap();
         let root = memory_core::MemoryPath::parse("/memories").unwrap();
         assert!(store.list(&root).await.unwrap().is_empty());
+    }
+
+    #[test]
+    fn local_paths() {
+        let path = |raw: &str| local_path(&raw.parse().unwrap());
+        assert_eq!(path("./memory"), Some("./memory".into()));
+        assert_eq!(path("/abs/dir"), Some("/abs/dir".into()));
+        assert_eq!(path("file:rel"), Some("rel".into()));
+        assert_eq!(path("file:///abs"), Some("/abs".into()));
+        assert_eq!(path("./notes:2024"), Some("./notes:2024".into()));
+        assert_eq!(path("mem:"), None);
+        if cfg!(feature = "sqlite") {
+            assert_eq!(path("sqlite:m.db?sync=data"), Some("m.db".into()));
+        }
     }
 }

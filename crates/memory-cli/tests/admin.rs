@@ -545,3 +545,56 @@ fn help_documents_exit_statuses_and_bad_urls_are_usage_errors() {
         stderr(&out)
     );
 }
+
+#[test]
+fn expire_with_a_duration_past_the_clock_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = Store::folder(tmp.path());
+    folder.ok(&["put", "/memories/a.md"], b"a");
+    // Fits the parser, but reaches back before 1970: no file time goes that far.
+    let out = folder.run(&["expire", "--older-than", "99999999999w"], b"");
+    expect_status(&out, 2);
+    assert!(stderr(&out).contains("before 1970"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("shorter duration"),
+        "{}",
+        stderr(&out)
+    );
+    // Numbers too large to hold, alone or multiplied by their unit.
+    for bad in [
+        "99999999999999999999999s",
+        "99999999999999w",
+        "1d99999999999999999999s",
+    ] {
+        let out = folder.run(&["expire", "--older-than", bad], b"");
+        expect_status(&out, 2);
+        assert!(stderr(&out).contains("too long"), "{bad}: {}", stderr(&out));
+    }
+    assert_eq!(folder.cat("/memories/a.md"), b"a");
+}
+
+#[cfg(unix)]
+#[test]
+fn export_archives_are_private_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = Store::folder(tmp.path());
+    folder.ok(&["put", "/memories/secret.md"], b"s3cret");
+    let archive = tmp.path().join("backup.jsonl");
+    for umask in ["000", "022", "077"] {
+        let _ = std::fs::remove_file(&archive);
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+            .arg(MEMORY)
+            .args(["export", "--quiet", "--store", &folder.url, "--out"])
+            .arg(&archive)
+            .env_remove("MEMORY_STORE")
+            .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+            .output()
+            .unwrap();
+        expect_status(&out, 0);
+        let mode = std::fs::metadata(&archive).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "umask {umask}: mode {mode:o}");
+    }
+}

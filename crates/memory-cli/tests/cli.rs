@@ -58,7 +58,7 @@ fn unknown_schemes_and_bad_urls_exit_2() {
         ("ftp://example.com/x", "unknown store scheme `ftp:`"),
         ("redis://localhost", "unknown store scheme `redis:`"),
         ("", "the store URL is empty"),
-        ("file:", "needs a path"),
+        ("file:", "names no path"),
         ("mem:something", "`mem:` takes nothing"),
     ] {
         let (code, stderr) = refused(&mut exec_command(url));
@@ -354,14 +354,57 @@ fn keygen_then_an_encrypted_directory_store() {
         (common::line(json!({"command": "view", "path": "/memories/secret.md"})) + "\n").as_bytes(),
     );
     assert_eq!(common::answers_of(&out, 1)[0], answers[1]);
-    let plain = common::exec_lines(
-        url,
-        &[common::line(
-            json!({"command": "view", "path": "/memories/secret.md"}),
-        )],
+    // Without its key, or with another key, the store does not open: exit 2 before any line
+    // is read, so no plaintext is ever written into it and nothing unreadable either.
+    let names = || {
+        let mut names: Vec<_> = std::fs::read_dir(store.join("memories"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = (
+        names(),
+        std::fs::read(store.join("memories/secret.md")).unwrap(),
     );
-    assert_eq!(plain[0]["is_error"], json!(true), "{}", plain[0]);
-    assert!(!plain[0].to_string().contains("launch code"));
+    let (code, stderr) = refused(&mut exec_command(url));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("the store is encrypted"), "{stderr}");
+    assert!(stderr.contains("--encryption-key-file"), "{stderr}");
+    let other = dir.path().join("other.key");
+    assert!(
+        Command::new(MEMORY)
+            .arg("keygen")
+            .arg(&other)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut cmd = exec_command(url);
+    cmd.arg("--encryption-key-file").arg(&other);
+    let (code, stderr) = refused(&mut cmd);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not in the keyring"), "{stderr}");
+    // Admin commands and the MCP server refuse alike.
+    let out = Command::new(MEMORY)
+        .args(["ls", "--store", url])
+        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = Command::new(MEMORY)
+        .args(["mcp", "--store", url])
+        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let after = (
+        names(),
+        std::fs::read(store.join("memories/secret.md")).unwrap(),
+    );
+    assert_eq!(after, before, "nothing was written");
 }
 
 #[cfg(feature = "encrypted")]
@@ -382,4 +425,174 @@ fn a_bad_key_file_exits_2() {
         assert_eq!(code, 2, "{stderr}");
         assert!(stderr.contains("encryption key"), "{stderr}");
     }
+}
+
+#[test]
+fn exec_help_offers_exactly_the_stores_this_build_opens() {
+    let out = Command::new(MEMORY)
+        .args(["exec", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(!help.contains("not available"), "{help}");
+    assert_eq!(help.contains("s3://BUCKET"), cfg!(feature = "s3"), "{help}");
+    assert_eq!(
+        help.contains("sqlite:PATH"),
+        cfg!(feature = "sqlite"),
+        "{help}"
+    );
+    assert!(help.contains("store+sqlite:PATH#"), "{help}");
+    assert!(help.contains("4194304 bytes"), "{help}");
+}
+
+#[test]
+fn run_takes_every_store_argument_and_the_library_default_iterations() {
+    let out = Command::new(MEMORY)
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "--store",
+        "--encryption-key-file",
+        "--old-key-file",
+        "--mount",
+    ] {
+        assert!(help.contains(needle), "run --help lacks {needle}:\n{help}");
+    }
+    let default = format!("[default: {}]", memory_runner::DEFAULT_MAX_ITERATIONS);
+    let line = help
+        .lines()
+        .skip_while(|l| !l.contains("--max-iterations <N>"))
+        .take(4)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(line.contains(&default), "{line}");
+}
+
+#[test]
+fn a_line_above_the_bound_is_answered_and_the_stream_goes_on() {
+    let max = memory_cli::lines::MAX_LINE_BYTES;
+    let filler = "x".repeat(max + 1000);
+    let mut input = Vec::new();
+    input.extend_from_slice(
+        (common::line(json!({"command": "create", "path": "/memories/a.md", "file_text": filler}))
+            + "\n")
+            .as_bytes(),
+    );
+    input.extend_from_slice(
+        format!(
+            "{{\"type\":\"tool_use\",\"id\":\"toolu_big\",\"name\":\"memory\",\"input\":{{\"command\":\"create\",\"path\":\"/memories/b.md\",\"file_text\":\"{filler}\"}}}}\n"
+        )
+        .as_bytes(),
+    );
+    input.extend_from_slice(
+        (common::line(json!({"command": "view", "path": "/memories"})) + "\n").as_bytes(),
+    );
+    let out = common::exec_raw("mem:", &input);
+    assert!(out.status.success());
+    let answers = common::answers_of(&out, 3);
+    let expected = |bytes: usize| {
+        format!(
+            "Error: Invalid input line: the line is {bytes} bytes long, more than the {max} bytes (4 MiB) a line may have"
+        )
+    };
+    let first_len = input.iter().position(|b| *b == b'\n').unwrap();
+    assert_eq!(answers[0], common::answer(&expected(first_len), true));
+    let second_len = input[first_len + 1..]
+        .iter()
+        .position(|b| *b == b'\n')
+        .unwrap();
+    assert_eq!(
+        answers[1],
+        json!({
+            "type": "tool_result",
+            "tool_use_id": "toolu_big",
+            "content": expected(second_len),
+            "is_error": true,
+        })
+    );
+    // Neither file was created; the stream went on.
+    assert_eq!(answers[2]["is_error"], json!(false));
+    assert!(!common::text(&answers[2]).contains("a.md"));
+}
+
+#[cfg(feature = "fs")]
+#[test]
+fn mcp_without_a_store_uses_the_user_data_directory_and_says_so() {
+    let cwd = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let out = Command::new(MEMORY)
+        .arg("mcp")
+        .current_dir(cwd.path())
+        .env_remove("MEMORY_STORE")
+        .env("XDG_DATA_HOME", data.path())
+        .env("HOME", cwd.path().join("home"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let store = data.path().join("memory");
+    assert!(
+        stderr.contains(&format!("using {}", store.display())),
+        "{stderr}"
+    );
+    assert!(store.is_dir(), "the store is in the data directory");
+    assert!(
+        !cwd.path().join("memory").exists(),
+        "nothing in the working directory"
+    );
+    // Without XDG_DATA_HOME: ~/.local/share/memory.
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(MEMORY)
+        .arg("mcp")
+        .current_dir(cwd.path())
+        .env_remove("MEMORY_STORE")
+        .env_remove("XDG_DATA_HOME")
+        .env("HOME", home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(home.path().join(".local/share/memory").is_dir());
+    assert!(!cwd.path().join("memory").exists());
+}
+
+#[test]
+fn an_unknown_scheme_lists_the_schemes_this_build_has() {
+    let (code, stderr) = refused(&mut exec_command("nope://x"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("nope"), "{stderr}");
+    let mut schemes = vec!["file:", "mem:"];
+    if cfg!(feature = "sqlite") {
+        schemes.push("sqlite:");
+    }
+    if cfg!(feature = "s3") {
+        schemes.push("s3:");
+    }
+    for scheme in schemes {
+        assert!(stderr.contains(scheme), "lacks {scheme}: {stderr}");
+    }
+}
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn an_unknown_store_option_names_it_and_the_accepted_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = exec_command("sqlite:m.db?bogus=1");
+    cmd.current_dir(dir.path());
+    let (code, stderr) = refused(&mut cmd);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("bogus"), "{stderr}");
+    assert!(
+        stderr.contains("sync"),
+        "names the accepted options: {stderr}"
+    );
+    // Nothing was created under either name.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -429,3 +429,155 @@ fn read_only_never_creates_a_missing_store() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("does not exist"));
     assert!(!store.exists());
 }
+
+impl Client {
+    /// Writes raw bytes (one or more lines) to the server.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to server");
+        stdin.flush().expect("flush");
+    }
+
+    /// The next line the server prints, as JSON.
+    fn next_message(&mut self) -> Value {
+        let line = self.lines.recv_timeout(TIMEOUT).expect("an answer");
+        self.seen.push(line.clone());
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+}
+
+#[test]
+fn a_line_that_is_not_json_gets_a_parse_error_and_the_session_goes_on() {
+    let mut client = Client::start(&["--store", "mem:"]);
+    client.initialize();
+    client.send_raw(b"this is not json\n");
+    let answer = client.next_message();
+    assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Parse error"),
+        "{answer}"
+    );
+    // Not UTF-8, and JSON that is no JSON-RPC message.
+    client.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}\n");
+    assert_eq!(client.next_message()["error"]["code"], -32700);
+    client.send_raw(b"[1, 2]\n");
+    let answer = client.next_message();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let out = client.call(json!({"command": "view", "path": "/memories"}));
+    assert_eq!(out["isError"], false, "{out}");
+    client.finish();
+}
+
+#[test]
+fn malformed_params_are_invalid_params_not_an_unknown_method() {
+    let mut client = Client::start(&["--store", "mem:"]);
+    // A malformed initialize is answered, and a good one after it still starts the session.
+    let answer = client.request("initialize", json!({"protocolVersion": 5}));
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("initialize"), "{answer}");
+    let init = client.initialize();
+    assert_eq!(init["result"]["serverInfo"]["name"], "memory", "{init}");
+    for params in [
+        json!({"name": 5}),
+        json!({"name": "memory", "arguments": "view"}),
+        json!([]),
+    ] {
+        let answer = client.request("tools/call", params.clone());
+        assert_eq!(answer["error"]["code"], -32602, "{params}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("tools/call"),
+            "{answer}"
+        );
+    }
+    // No params at all.
+    let id = 99;
+    client.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call"}));
+    let answer = client.next_message();
+    assert_eq!(answer["id"], id, "{answer}");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    // An unknown method is still -32601.
+    let answer = client.request("no/such/method", json!({}));
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    client.finish();
+}
+
+#[test]
+fn a_very_large_message_gets_an_error_answer_with_its_id() {
+    let mut client = Client::start(&["--store", "mem:"]);
+    client.initialize();
+    // 5 MiB of file text: above the 4 MiB a message may have.
+    let huge = "x".repeat(5 << 20);
+    client.send(&json!({
+        "jsonrpc": "2.0",
+        "id": 41,
+        "method": "tools/call",
+        "params": {"name": "memory", "arguments": {"command": "create", "path": "/memories/big.md", "file_text": huge}}
+    }));
+    let answer = client.next_message();
+    assert_eq!(answer["id"], 41, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("4194304"),
+        "{answer}"
+    );
+    // Nothing was created, and the session goes on.
+    let out = client.call(json!({"command": "view", "path": "/memories/big.md"}));
+    assert_eq!(out["isError"], true, "{out}");
+    client.finish();
+}
+
+#[test]
+fn pipelined_tool_calls_run_in_the_order_sent() {
+    let mut client = Client::start(&["--store", "mem:"]);
+    client.initialize();
+    // Many create-then-view pairs in one write: each view must see its create.
+    let pairs = 50;
+    let mut batch = Vec::new();
+    for i in 0..pairs {
+        let path = format!("/memories/f{i}.md");
+        for (id, arguments) in [
+            (
+                1000 + 2 * i,
+                json!({"command": "create", "path": path, "file_text": format!("n{i}")}),
+            ),
+            (1001 + 2 * i, json!({"command": "view", "path": path})),
+        ] {
+            let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                                 "params": {"name": "memory", "arguments": arguments}});
+            batch.extend_from_slice(message.to_string().as_bytes());
+            batch.push(b'\n');
+        }
+    }
+    client.send_raw(&batch);
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < 2 * pairs as usize {
+        let answer = client.next_message();
+        answers.insert(answer["id"].as_u64().expect("an id"), answer);
+    }
+    for i in 0..pairs {
+        let view = &answers[&(1001 + 2 * i)];
+        assert_eq!(
+            core(&view["result"]),
+            text_result(
+                &format!(
+                    "Here's the content of /memories/f{i}.md with line numbers:\n     1\tn{i}"
+                ),
+                false
+            ),
+            "{view}"
+        );
+    }
+    client.finish();
+}

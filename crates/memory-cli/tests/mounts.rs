@@ -113,7 +113,7 @@ async fn run_with_two_mounts_leaves_versions_by_the_session() {
     assert!(out.status.success(), "{stderr}");
     assert_eq!(text(&out.stdout), "Let me look.\nNoted.\n");
     assert!(
-        stderr.contains("[memory] str_replace /memories/team-handbook/style.md: error: Error: Cannot change /memories/team-handbook/style.md: /memories/team-handbook is mounted read-only"),
+        stderr.contains("[memory] str_replace /memories/team-handbook/style.md: error: Cannot change /memories/team-handbook/style.md: /memories/team-handbook is read-only"),
         "{stderr}"
     );
 
@@ -295,7 +295,7 @@ async fn mcp_with_mounts_describes_them() {
     assert_eq!(answers[2]["result"]["isError"], true, "{}", answers[2]);
     assert_eq!(
         answers[2]["result"]["content"][0]["text"],
-        "Error: Cannot change /memories/team-handbook/x.md: /memories/team-handbook is mounted read-only"
+        "Error: Cannot change /memories/team-handbook/x.md: /memories/team-handbook is read-only"
     );
     assert_ne!(answers[3]["result"]["isError"], true, "{}", answers[3]);
     assert_eq!(

@@ -89,7 +89,9 @@ fn rekey_rotates_resumably_and_adopts_plaintext_only_when_asked() {
         old.as_str(),
     ];
     assert_eq!(cat(&store, "/memories/a.md", &both).stdout, b"alpha\n");
-    ok(&memory(
+    // A write with only the new key is refused at open (the store's key check names the old
+    // key): exit 2, nothing written. With the old key as a reading key it goes under the new.
+    let refused = memory(
         &[
             "put",
             "/memories/c.md",
@@ -100,7 +102,12 @@ fn rekey_rotates_resumably_and_adopts_plaintext_only_when_asked() {
             &new,
         ],
         b"gamma\n",
-    ));
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not in the keyring"));
+    let mut put = vec!["put", "/memories/c.md", "-", "--store", store.as_str()];
+    put.extend_from_slice(&both);
+    ok(&memory(&put, b"gamma\n"));
 
     let rekey = |extra: &[&str]| {
         let mut args = vec![

@@ -94,7 +94,7 @@ async fn run_leaves_the_files_claude_wrote_in_the_store() {
         "[memory] view /memories: ok\n\
          [memory] create /memories/preferences.md (16 bytes): ok\n\
          [memory] insert /memories/preferences.md at line 1: ok\n\
-         [memory] delete /memories/missing.md: error: Error: The path /memories/missing.md does not exist\n"
+         [memory] delete /memories/missing.md: error: The path /memories/missing.md does not exist\n"
     );
     assert_eq!(
         std::fs::read_to_string(store.join("memories/preferences.md")).unwrap(),

@@ -115,7 +115,17 @@ fn serve_then_administer_the_database() {
     assert_eq!(export[0]["memory_store"]["id"], sid.as_str());
     assert_eq!(export[0]["memories"][0]["content"], "first");
     assert_eq!(export[0]["memory_versions"].as_array().unwrap().len(), 3);
-    assert_eq!(store_cmd(&db, &["history", "memstore_nope", &mid]).0, 1);
+    // What does not exist is exit 3, with a message: an unknown store, an unknown memory.
+    assert_eq!(store_cmd(&db, &["history", "memstore_nope", &mid]).0, 3);
+    let out = Command::new(BIN)
+        .args(["store", "history", &sid, "mem_nope", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("has no memory mem_nope"), "{stderr}");
 }
 
 #[test]

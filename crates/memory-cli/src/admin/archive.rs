@@ -122,7 +122,7 @@ async fn export_to_file(
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| Failure::new(Exit::Usage, format!("--out {shown} is not a file name")))?;
     let partial = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-    let file = tokio::fs::File::create(&partial)
+    let file = create_private(&partial)
         .await
         .map_err(|e| Failure::new(Exit::Failed, format!("cannot create {shown}: {e}")))?;
     let mut out = tokio::io::BufWriter::new(file);
@@ -143,6 +143,29 @@ async fn export_to_file(
         let _ = tokio::fs::remove_file(&partial).await;
     }
     result
+}
+
+/// Creates `path` new, readable and writable by its owner only (0600 whatever the umask: an
+/// archive holds every memory), never through a link left at that name.
+async fn create_private(path: &std::path::Path) -> std::io::Result<tokio::fs::File> {
+    // A partial file of an earlier run that had this process id: ours to replace.
+    match tokio::fs::remove_file(path).await {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = tokio::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    let file = options.open(path).await?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // The umask may have taken bits off the mode: set it exactly.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .await?;
+    }
+    Ok(file)
 }
 
 /// How much an export or import moved.

@@ -8,7 +8,7 @@ use memory_core::{Entry, Error, MemoryPath};
 use super::archive::plural;
 use super::duration::parse_duration;
 use super::progress::Progress;
-use super::{Access, Failure, Outcome, StoreArgs, human_size, time, write_stdout};
+use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, time, write_stdout};
 
 /// Arguments of `memory expire`.
 #[derive(Debug, clap::Args)]
@@ -39,12 +39,21 @@ pub(crate) struct ExpireArgs {
 }
 
 pub(crate) async fn run(args: ExpireArgs) -> Outcome {
-    let store = args.store.open(Access::Existing).await?;
     let now = SystemTime::now();
-    let Some(cutoff) = now.checked_sub(args.older_than) else {
-        // Longer ago than the clock goes: nothing is that old.
-        return Ok(());
-    };
+    let cutoff = now
+        .checked_sub(args.older_than)
+        .filter(|cutoff| *cutoff >= SystemTime::UNIX_EPOCH)
+        .ok_or_else(|| {
+            Failure::new(
+                Exit::Usage,
+                format!(
+                    "--older-than {}s reaches back before 1970-01-01T00:00:00Z, further than \
+                     file times go; use a shorter duration",
+                    args.older_than.as_secs()
+                ),
+            )
+        })?;
+    let store = args.store.open(Access::Existing).await?;
     let files = store
         .list(&MemoryPath::root())
         .await

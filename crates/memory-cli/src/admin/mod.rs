@@ -1,28 +1,12 @@
 //! The admin commands: look inside a store and manage it from a shell or a script.
 //!
 //! Every command opens its store from a URL (`--store`, or `MEMORY_STORE`), optionally wrapped
-//! in the encrypted envelope (`--encryption-key-file`), and works through the [`Storage`] trait
+//! in the encrypted envelope (`--encryption-key-file`), and works through the [`memory_core::Storage`] trait
 //! directly, so it behaves the same on every backend. Messages go to standard error as
 //! `memory: ...` and never name a host path of the store or a backend's internal message (run
 //! with `RUST_LOG=debug` for those); data goes to standard output.
 //!
 //! Exit statuses ([`Exit`]) are part of the interface: scripts may rely on them.
-
-/// The exit-status table shown by every admin command's `--help`, as a literal so that
-/// `concat!` can append it to longer help texts.
-macro_rules! exit_status_help {
-    () => {
-        "Exit status:
-  0  success
-  1  the store failed, or a local file could not be read or written
-  2  usage error: bad arguments, an invalid /memories path or duration, or a store
-     URL that is invalid or cannot be opened
-  3  not found: nothing at the path (for cat: not a file), or the store does not exist
-  4  already exists: the destination is taken (mv, put --no-overwrite), or import /
-     copy would overwrite files (pass --overwrite)
-  5  import: the archive is damaged, truncated or altered (checksum mismatch)"
-    };
-}
 
 mod archive;
 mod cat;
@@ -40,30 +24,12 @@ mod stats;
 mod time;
 
 use std::fmt;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use memory_cli::store_url::{self, OpenOptions, StoreUrl};
-use memory_core::{Error, MemoryPath, Storage};
+use memory_core::{Error, MemoryPath};
 
-/// The exit statuses of the admin commands (and of `memory mcp` at start-up).
-pub(crate) const EXIT_STATUS_HELP: &str = exit_status_help!();
-
-/// Why an admin command stopped; each has its exit status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Exit {
-    /// 1: the store failed, or a local file could not be read or written.
-    Failed = 1,
-    /// 2: bad arguments, or a store that cannot be opened.
-    Usage = 2,
-    /// 3: nothing at the path, or no such store.
-    NotFound = 3,
-    /// 4: the destination is taken.
-    Exists = 4,
-    /// 5: a damaged archive.
-    BadArchive = 5,
-}
+pub(crate) use crate::exit::{EXIT_STATUS_HELP, Exit};
+pub(crate) use crate::store_args::{Access, StoreArgs, open_store, same_store};
 
 /// A failed admin command: the message for standard error and the exit status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,100 +94,6 @@ impl fmt::Display for Failure {
 
 /// What an admin command returns.
 pub(crate) type Outcome = Result<(), Failure>;
-
-/// Where a command's store is: `--store` and `--encryption-key-file`.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct StoreArgs {
-    /// The store: a directory path, file:PATH, sqlite:PATH, s3://BUCKET[/PREFIX] or mem:.
-    #[arg(
-        long,
-        env = "MEMORY_STORE",
-        default_value = "./memory",
-        value_name = "URL"
-    )]
-    pub(crate) store: String,
-
-    /// Decrypt and encrypt with the 32-byte key in FILE (64 hex characters; see `memory keygen`).
-    #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
-    pub(crate) encryption_key_file: Option<PathBuf>,
-
-    /// Also read files encrypted under this older key (key rotation); repeat for several.
-    #[arg(
-        long = "old-key-file",
-        value_name = "FILE",
-        requires = "encryption_key_file"
-    )]
-    pub(crate) old_key_files: Vec<PathBuf>,
-}
-
-/// Whether opening a store may create it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Access {
-    /// The command only reads: a directory or database file that is not there is "not found"
-    /// (exit 3) rather than created empty.
-    Existing,
-    /// The command writes: the store is created if needed.
-    CreateIfMissing,
-}
-
-/// Opens the store `url` names (with the one store-URL parser of this crate).
-pub(crate) async fn open_store(
-    url: &str,
-    key_file: Option<&std::path::Path>,
-    old_key_files: &[PathBuf],
-    access: Access,
-) -> Result<Arc<dyn Storage>, Failure> {
-    let parsed: StoreUrl = url
-        .parse()
-        .map_err(|e| Failure::new(Exit::Usage, format!("invalid store URL `{url}`: {e}")))?;
-    if access == Access::Existing {
-        let local = match &parsed {
-            StoreUrl::Dir(path) | StoreUrl::Sqlite(path) => Some(path),
-            _ => None,
-        };
-        if let Some(path) = local
-            && !path.exists()
-        {
-            return Err(Failure::new(
-                Exit::NotFound,
-                format!("the store `{url}` does not exist"),
-            ));
-        }
-    }
-    let mut options = OpenOptions::new();
-    if let Some(file) = key_file {
-        options = options.with_encryption_key_file(file);
-    }
-    for old in old_key_files {
-        options = options.with_old_key_file(old);
-    }
-    let store = store_url::open(&parsed, &options)
-        .await
-        .map_err(|e| Failure::new(Exit::Usage, error_chain(&e)))?;
-    tracing::debug!(store = %store, "store opened");
-    Ok(store)
-}
-
-/// Whether two store URLs name the same persistent store (`mem:` stores never are).
-pub(crate) fn same_store(a: &str, b: &str) -> bool {
-    matches!(
-        (a.parse::<StoreUrl>(), b.parse::<StoreUrl>()),
-        (Ok(a), Ok(b)) if a == b && a != StoreUrl::Memory
-    )
-}
-
-impl StoreArgs {
-    /// Opens this command's store.
-    pub(crate) async fn open(&self, access: Access) -> Result<Arc<dyn Storage>, Failure> {
-        open_store(
-            &self.store,
-            self.encryption_key_file.as_deref(),
-            &self.old_key_files,
-            access,
-        )
-        .await
-    }
-}
 
 /// `error: cause: cause ...`, skipping causes already in the text.
 pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
@@ -317,7 +189,7 @@ impl AdminCommand {
             Ok(()) => ExitCode::SUCCESS,
             Err(failure) => {
                 eprintln!("memory: {failure}");
-                ExitCode::from(failure.exit as u8)
+                failure.exit.into()
             }
         }
     }

@@ -1,11 +1,10 @@
 //! `memory rekey`: re-encrypt every file of an encrypted store under a new key.
 
-use std::path::PathBuf;
-
 use memory_encrypted::{Encrypted, EncryptionError, Keyring, RekeyOptions};
 
 use super::progress::Progress;
-use super::{Access, Exit, Failure, Outcome, open_store};
+use super::{Exit, Failure, Outcome, StoreArgs};
+use crate::store_args::open_inner_store;
 
 /// Arguments of `memory rekey`.
 #[derive(Debug, clap::Args)]
@@ -23,22 +22,10 @@ run it again. Edits made while it runs are kept (each file is replaced by compar
 A file it cannot re-encrypt (plaintext, unknown key, damaged) is named and left as it is; the
 exit status is then 1.", "\n\n", exit_status_help!()))]
 pub(crate) struct RekeyArgs {
-    /// The store: a directory path, file:PATH, sqlite:PATH, s3://BUCKET[/PREFIX] or mem:.
-    #[arg(
-        long,
-        env = "MEMORY_STORE",
-        default_value = "./memory",
-        value_name = "URL"
-    )]
-    store: String,
-
-    /// The key every file ends up under (64 hex characters; see `memory keygen`).
-    #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
-    encryption_key_file: PathBuf,
-
-    /// An older key that files may still be encrypted under; repeat for several.
-    #[arg(long = "old-key-file", value_name = "FILE")]
-    old_key_files: Vec<PathBuf>,
+    /// The store, and the keys: --encryption-key-file is the key every file ends up under;
+    /// --old-key-file an older key files may still be encrypted under (repeat for several).
+    #[command(flatten)]
+    store: StoreArgs,
 
     /// Also encrypt plaintext files (written before encryption was turned on). Off by default:
     /// anyone able to write the store could plant a plaintext file, so adopt them deliberately.
@@ -51,10 +38,18 @@ pub(crate) struct RekeyArgs {
 }
 
 pub(crate) async fn run(args: RekeyArgs) -> Outcome {
-    let keyring = Keyring::from_key_files(&args.encryption_key_file, &args.old_key_files)
+    let Some(key_file) = &args.store.encryption_key_file else {
+        return Err(Failure::new(
+            Exit::Usage,
+            "rekey needs --encryption-key-file (or MEMORY_ENCRYPTION_KEY_FILE): the key every \
+             file ends up under",
+        ));
+    };
+    let keyring = Keyring::from_key_files(key_file, &args.store.old_key_files)
         .map_err(|e| Failure::new(Exit::Usage, format!("cannot use the key files: {e}")))?;
     let active = keyring.active_id();
-    let inner = open_store(&args.store, None, &[], Access::Existing).await?;
+    // The store itself, without the envelope: rekey wraps it with the whole keyring.
+    let inner = open_inner_store(args.store.url()).await?;
     let store = Encrypted::new(inner, keyring);
     let options = RekeyOptions::new().encrypt_plaintext(args.encrypt_plaintext);
     let mut progress: Option<Progress> = None;

@@ -1,0 +1,289 @@
+//! The store arguments every command shares, declared once: `--store` (or `MEMORY_STORE`),
+//! `--encryption-key-file` (or `MEMORY_ENCRYPTION_KEY_FILE`) and `--old-key-file`; and
+//! `--db` (or `MEMORY_STORES_DB`) of `memory serve` and `memory store`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memory_cli::store_url::{self, OpenOptions, Scheme, StoreUrl};
+use memory_core::Storage;
+
+use crate::admin::{Failure, error_chain};
+use crate::exit::Exit;
+
+/// The store of every command but `memory mcp` when neither `--store` nor `MEMORY_STORE` is
+/// given.
+pub(crate) const DEFAULT_STORE: &str = "./memory";
+
+/// The store forms this build opens, `(form, meaning)`, from memory-runner's list of the
+/// schemes compiled in, so that `--help` never offers a store the program cannot open.
+pub(crate) fn store_forms() -> Vec<(&'static str, &'static str)> {
+    store_url::compiled_schemes()
+        .into_iter()
+        .map(|scheme| (scheme.form(), scheme.about()))
+        .collect()
+}
+
+/// The store forms as an indented table for a long help text.
+pub(crate) fn store_forms_help() -> String {
+    let forms = store_forms();
+    let width = forms.iter().map(|(form, _)| form.len()).max().unwrap_or(0);
+    let mut text = String::from("Store URLs (--store or MEMORY_STORE):\n");
+    for (form, meaning) in forms {
+        text.push_str(&format!("  {form:width$}  {meaning}\n"));
+    }
+    if !cfg!(feature = "encrypted") {
+        text.push_str("(This build has no encryption: --encryption-key-file is refused.)\n");
+    }
+    text
+}
+
+/// The one-line help of `--store`.
+fn store_help() -> String {
+    let forms: Vec<&str> = store_forms()
+        .iter()
+        .flat_map(|(form, _)| form.split(" or "))
+        .collect();
+    format!(
+        "The store: {} [default: {DEFAULT_STORE}; for `memory mcp`, the user's data directory]",
+        forms.join(", ")
+    )
+}
+
+/// Where a command's store is, and how to read it.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct StoreArgs {
+    #[arg(long, env = "MEMORY_STORE", value_name = "URL", help = store_help())]
+    pub(crate) store: Option<String>,
+
+    /// Decrypt and encrypt with the 32-byte key in FILE (64 hex characters; see `memory keygen`).
+    #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
+    pub(crate) encryption_key_file: Option<PathBuf>,
+
+    /// Also read files encrypted under this older key (key rotation, see `memory rekey`);
+    /// repeat for several. New writes always use --encryption-key-file.
+    #[arg(
+        long = "old-key-file",
+        value_name = "FILE",
+        requires = "encryption_key_file"
+    )]
+    pub(crate) old_key_files: Vec<PathBuf>,
+}
+
+/// Whether opening a store may create it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// The command only reads: a directory or database file that is not there is "not found"
+    /// (exit 3) rather than created empty.
+    Existing,
+    /// The command writes: the store is created if needed.
+    CreateIfMissing,
+}
+
+impl StoreArgs {
+    /// The store URL: `--store`, `MEMORY_STORE`, or [`DEFAULT_STORE`].
+    pub(crate) fn url(&self) -> &str {
+        self.store.as_deref().unwrap_or(DEFAULT_STORE)
+    }
+
+    /// The options every store of this command opens with (also its `--mount` stores): the
+    /// key files, and the session id of versioned-store writes.
+    pub(crate) fn options(&self, session_id: Option<String>) -> OpenOptions {
+        // The program reads the backends' variables (AWS_*, MEMORY_STORE_API_KEY).
+        let mut options = OpenOptions::new().with_environment();
+        if let Some(file) = &self.encryption_key_file {
+            options = options.with_encryption_key_file(file);
+        }
+        for old in &self.old_key_files {
+            options = options.with_old_key_file(old);
+        }
+        if let Some(id) = session_id {
+            options = options.with_session_id(id);
+        }
+        options
+    }
+
+    /// Opens this command's store.
+    pub(crate) async fn open(&self, access: Access) -> Result<Arc<dyn Storage>, Failure> {
+        open_url(self.url(), &self.options(None), access).await
+    }
+
+    /// Opens this command's store with `options` (from [`StoreArgs::options`]).
+    pub(crate) async fn open_with(
+        &self,
+        options: &OpenOptions,
+        access: Access,
+    ) -> Result<Arc<dyn Storage>, Failure> {
+        open_url(self.url(), options, access).await
+    }
+}
+
+/// Opens the store `url` names, with key files but no other option (for commands with several
+/// stores, like `memory copy`).
+pub(crate) async fn open_store(
+    url: &str,
+    key_file: Option<&Path>,
+    old_key_files: &[PathBuf],
+    access: Access,
+) -> Result<Arc<dyn Storage>, Failure> {
+    let args = StoreArgs {
+        store: Some(url.to_owned()),
+        encryption_key_file: key_file.map(Path::to_path_buf),
+        old_key_files: old_key_files.to_vec(),
+    };
+    args.open(access).await
+}
+
+/// Opens the store `url` names as it is, without the envelope and without refusing an
+/// encrypted one: for `memory rekey`, which wraps it with the whole keyring itself.
+#[cfg(feature = "encrypted")]
+pub(crate) async fn open_inner_store(url: &str) -> Result<Arc<dyn Storage>, Failure> {
+    let parsed: StoreUrl = url
+        .parse()
+        .map_err(|e| Failure::new(Exit::Usage, format!("invalid store URL `{url}`: {e}")))?;
+    if let Some(path) = store_url::local_path(&parsed)
+        && !path.exists()
+    {
+        return Err(Failure::new(
+            Exit::NotFound,
+            format!("the store `{url}` does not exist"),
+        ));
+    }
+    let options = OpenOptions::new().with_environment();
+    store_url::open_unchecked(&parsed, &options)
+        .await
+        .map_err(|e| Failure::new(Exit::Usage, error_chain(&e)))
+}
+
+async fn open_url(
+    url: &str,
+    options: &OpenOptions,
+    access: Access,
+) -> Result<Arc<dyn Storage>, Failure> {
+    let parsed: StoreUrl = url
+        .parse()
+        .map_err(|e| Failure::new(Exit::Usage, format!("invalid store URL `{url}`: {e}")))?;
+    if access == Access::Existing
+        && let Some(path) = store_url::local_path(&parsed)
+        && !path.exists()
+    {
+        return Err(Failure::new(
+            Exit::NotFound,
+            format!("the store `{url}` does not exist"),
+        ));
+    }
+    let store = store_url::open(&parsed, options)
+        .await
+        .map_err(|e| Failure::new(Exit::Usage, error_chain(&e)))?;
+    tracing::debug!(store = %store, "store opened");
+    Ok(store)
+}
+
+/// Whether two store URLs name the same persistent store (`mem:` stores never are).
+pub(crate) fn same_store(a: &str, b: &str) -> bool {
+    let (Ok(a), Ok(b)) = (a.parse::<StoreUrl>(), b.parse::<StoreUrl>()) else {
+        return false;
+    };
+    if a.scheme() == Scheme::Memory || a.scheme() != b.scheme() {
+        return false;
+    }
+    match (store_url::local_path(&a), store_url::local_path(&b)) {
+        (Some(a), Some(b)) => {
+            a == b
+                || a.canonicalize()
+                    .ok()
+                    .is_some_and(|a| Some(a) == b.canonicalize().ok())
+        }
+        _ => a.without_options() == b.without_options(),
+    }
+}
+
+/// The store `memory mcp` uses without `--store`: `memory` in the user's data directory
+/// (`$XDG_DATA_HOME`, else `~/.local/share`; `~/Library/Application Support` on macOS;
+/// `%APPDATA%` on Windows), the rule of the `dirs` crate. A desktop client starts the server
+/// in a folder of its own choosing, so the working directory is no place for memories.
+///
+/// # Errors
+/// Neither variable is set (no home directory to find).
+pub(crate) fn user_data_store() -> Result<PathBuf, String> {
+    data_dir(|name| std::env::var_os(name))
+        .map(|dir| dir.join("memory"))
+        .ok_or_else(|| {
+            "no --store given, and no home directory to keep memories in (HOME is not set): \
+             pass --store"
+                .to_owned()
+        })
+}
+
+/// The user's data directory, from the environment `var` reads.
+fn data_dir(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let absolute = |name: &str| var(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    if cfg!(windows) {
+        return absolute("APPDATA");
+    }
+    if cfg!(target_os = "macos") {
+        return absolute("HOME").map(|home| home.join("Library/Application Support"));
+    }
+    absolute("XDG_DATA_HOME").or_else(|| absolute("HOME").map(|home| home.join(".local/share")))
+}
+
+/// `--db` of `memory serve` and `memory store`: the database of the versioned memory stores.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct DbArgs {
+    /// The SQLite database of the stores (created if missing by `memory serve`).
+    #[arg(
+        long = "db",
+        global = true,
+        env = "MEMORY_STORES_DB",
+        default_value = "./memory-stores.db",
+        value_name = "PATH"
+    )]
+    pub(crate) path: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    #[cfg(all(unix, not(target_os = "macos")))]
+    #[test]
+    fn the_data_directory_follows_xdg_then_home() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        assert_eq!(
+            data_dir(env(&[("XDG_DATA_HOME", "/x/data"), ("HOME", "/home/me")])),
+            Some(PathBuf::from("/x/data"))
+        );
+        assert_eq!(
+            data_dir(env(&[("HOME", "/home/me")])),
+            Some(PathBuf::from("/home/me/.local/share"))
+        );
+        // A relative XDG_DATA_HOME is ignored, as the XDG rules say.
+        assert_eq!(
+            data_dir(env(&[("XDG_DATA_HOME", "rel"), ("HOME", "/home/me")])),
+            Some(PathBuf::from("/home/me/.local/share"))
+        );
+        assert_eq!(data_dir(env(&[])), None);
+    }
+
+    #[test]
+    fn the_help_lists_only_what_the_build_opens() {
+        let help = store_forms_help();
+        assert!(!help.contains("not available"), "{help}");
+        assert_eq!(help.contains("s3://"), cfg!(feature = "s3"), "{help}");
+        assert_eq!(
+            help.contains("sqlite:PATH "),
+            cfg!(feature = "sqlite"),
+            "{help}"
+        );
+        assert_eq!(help.contains("file:PATH"), cfg!(feature = "fs"), "{help}");
+        assert!(help.contains("mem:"), "{help}");
+    }
+}
