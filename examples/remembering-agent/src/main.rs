@@ -2,8 +2,10 @@
 //! An agent that remembers a user preference in one run and uses it in the next.
 //!
 //! Needs `ANTHROPIC_API_KEY` (and honours `ANTHROPIC_BASE_URL`). Claude gets the memory tool
-//! over a folder, `./agent-memory` (or the folder in `AGENT_MEMORY`), laid out as Anthropic's
-//! SDKs do: `/memories/x` is `./agent-memory/memories/x`.
+//! over the store named by configuration: `AGENT_MEMORY`, any store URL this build opens
+//! (default `./agent-memory`, a folder laid out as Anthropic's SDKs do: `/memories/x` is
+//! `./agent-memory/memories/x`; or `sqlite:agent-memory.db`, `mem:`, ...). With
+//! `AGENT_MEMORY_KEY` naming a key file (64 hex characters), the store is encrypted at rest.
 //!
 //! - `cargo run -p example-remembering-agent` runs two separate conversations, as two runs of
 //!   an app would: in the first the user states a preference, which Claude saves; the second
@@ -18,7 +20,8 @@ use std::process::ExitCode;
 
 use memory_runner::memory_core::MemoryTool;
 use memory_runner::{
-    Client, Message, MessagesRequest, Observed, ToolCall, ToolRunner, memory_call_summary,
+    Client, Message, MessagesRequest, Observed, OpenOptions, ToolCall, ToolRunner,
+    memory_call_summary,
 };
 
 /// The model the example asks.
@@ -46,30 +49,35 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let folder = std::env::var("AGENT_MEMORY").unwrap_or_else(|_| "./agent-memory".to_owned());
+    let store_url = std::env::var("AGENT_MEMORY").unwrap_or_else(|_| "./agent-memory".to_owned());
+    let mut options = OpenOptions::new();
+    if let Ok(key_file) = std::env::var("AGENT_MEMORY_KEY") {
+        options = options.with_encryption_key_file(key_file);
+    }
     let prompts: Vec<String> = match std::env::args().nth(1) {
         Some(prompt) => vec![prompt],
         None => vec![FIRST.to_owned(), NEXT.to_owned()],
     };
     for (n, prompt) in prompts.iter().enumerate() {
         println!("=== run {} ===\nUser: {prompt}", n + 1);
-        if let Err(e) = conversation(&client, &folder, prompt).await {
+        if let Err(e) = conversation(&client, &store_url, &options, prompt).await {
             eprintln!("remembering-agent: {e}");
             return ExitCode::FAILURE;
         }
     }
-    println!("\nThe memory is in {folder}/memories; run again to see Claude use it.");
+    println!("\nThe memory is in the store {store_url}; run again to see Claude use it.");
     ExitCode::SUCCESS
 }
 
-/// One conversation, with nothing carried over from an earlier one but the memory folder.
+/// One conversation, with nothing carried over from an earlier one but the memory store.
 async fn conversation(
     client: &Client,
-    folder: &str,
+    store_url: &str,
+    options: &OpenOptions,
     prompt: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
     // Opened anew each time, as a new process would.
-    let store = memory_runner::open(folder).await?;
+    let store = memory_runner::open_with(store_url, options).await?;
     let memory = Observed::new(MemoryTool::new(store), |call: &ToolCall<'_>| {
         let status = if call.output.is_error { "error" } else { "ok" };
         eprintln!("  [memory] {}: {status}", memory_call_summary(call.input));
