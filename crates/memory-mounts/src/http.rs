@@ -5,14 +5,14 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use memory_core::BoxError;
 use memory_store::{
-    Actor, CreateMemory, ErrorEnvelope, ListMemories, Memory, MemoryListItem, Page, Reason, Store,
-    StoreError, UpdateMemory, View,
+    Actor, CreateMemory, DeletedMemory, ErrorEnvelope, ListMemories, Memory, MemoryListItem, Page,
+    Reason, Store, StoreError, StoresApi, UpdateMemory, View,
 };
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 /// The beta header of the memory-stores endpoints (accepted and ignored by `memory serve`).
 const BETA: &str = "agent-memory-2026-07-22";
@@ -27,6 +27,7 @@ const BETA: &str = "agent-memory-2026-07-22";
 ///
 /// ```no_run
 /// use memory_mounts::{HttpStores, StoreStorage};
+/// use memory_store::StoresApi;
 ///
 /// # fn demo() -> Result<(), memory_store::StoreError> {
 /// let client = HttpStores::new("http://127.0.0.1:8080", Some("sk-local-1".into()))?;
@@ -182,26 +183,46 @@ impl HttpStores {
         Err(ErrorEnvelope::decode(status, &body))
     }
 
-    /// `GET /v1/memory_stores/{id}`.
-    pub async fn retrieve_store(&self, store_id: &str) -> Result<Store, StoreError> {
+    fn with_query(url: String, query: &[String]) -> String {
+        if query.is_empty() {
+            url
+        } else {
+            format!("{url}?{}", query.join("&"))
+        }
+    }
+
+    fn post(
+        &self,
+        url: String,
+        body: &impl serde::Serialize,
+    ) -> Result<reqwest::RequestBuilder, StoreError> {
+        let body = serde_json::to_vec(body).map_err(|e| backend(false, e))?;
+        Ok(self
+            .http
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body))
+    }
+}
+
+impl fmt::Display for HttpStores {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.base)
+    }
+}
+
+/// The listing-based lookups (`memory_at_path`, `count_memories`) are the trait's provided
+/// ones: the API has no lookup by path and no count.
+#[async_trait]
+impl StoresApi for HttpStores {
+    async fn retrieve_store(&self, store_id: &str) -> Result<Store, StoreError> {
         self.send(self.http.get(self.url(store_id, "")?)).await
     }
 
-    /// `GET …/memories/{memory_id}` (with content).
-    pub async fn retrieve_memory(
+    async fn list_memories(
         &self,
         store_id: &str,
-        memory_id: &str,
-    ) -> Result<Memory, StoreError> {
-        let url = self.url(store_id, &format!("/memories/{}", segment(memory_id)?))?;
-        self.send(self.http.get(format!("{url}?view=full"))).await
-    }
-
-    /// `GET …/memories` with `params`.
-    pub async fn list_memories(
-        &self,
-        store_id: &str,
-        params: &ListMemories,
+        params: ListMemories,
     ) -> Result<Page<MemoryListItem>, StoreError> {
         let mut query = Vec::new();
         if let Some(prefix) = &params.path_prefix {
@@ -219,59 +240,59 @@ impl HttpStores {
         if params.view == View::Full {
             query.push("view=full".to_owned());
         }
-        let url = self.url(store_id, "/memories")?;
-        let url = if query.is_empty() {
-            url
-        } else {
-            format!("{url}?{}", query.join("&"))
-        };
+        let url = Self::with_query(self.url(store_id, "/memories")?, &query);
         self.send(self.http.get(url)).await
     }
 
-    /// `POST …/memories`: never overwrites.
-    pub async fn create_memory(
+    async fn retrieve_memory(&self, store_id: &str, memory_id: &str) -> Result<Memory, StoreError> {
+        let url = self.url(store_id, &format!("/memories/{}", segment(memory_id)?))?;
+        self.send(self.http.get(format!("{url}?view=full"))).await
+    }
+
+    /// With `max_memories`, sends `memory serve`'s `max_memories` extension (the server
+    /// counts and creates in one transaction).
+    async fn create_memory(
         &self,
         store_id: &str,
         path: &str,
         content: &str,
+        max_memories: Option<u64>,
     ) -> Result<Memory, StoreError> {
         let body = CreateMemory {
             path: path.to_owned(),
             content: Some(content.to_owned()),
         };
-        self.send(self.post(self.url(store_id, "/memories")?, &body)?)
-            .await
+        let query: Vec<String> = max_memories
+            .map(|n| format!("max_memories={}", n.min(i64::MAX as u64)))
+            .into_iter()
+            .collect();
+        let url = Self::with_query(self.url(store_id, "/memories")?, &query);
+        self.send(self.post(url, &body)?).await
     }
 
-    /// `POST …/memories/{memory_id}`: new content and/or path, with an optional precondition.
-    pub async fn update_memory(
+    async fn update_memory(
         &self,
         store_id: &str,
         memory_id: &str,
-        params: &UpdateMemory,
+        params: UpdateMemory,
     ) -> Result<Memory, StoreError> {
         let url = self.url(store_id, &format!("/memories/{}", segment(memory_id)?))?;
-        self.send(self.post(url, params)?).await
+        self.send(self.post(url, &params)?).await
     }
 
-    /// `DELETE …/memories/{memory_id}`.
-    pub async fn delete_memory(&self, store_id: &str, memory_id: &str) -> Result<(), StoreError> {
-        let url = self.url(store_id, &format!("/memories/{}", segment(memory_id)?))?;
-        let _: Value = self.send(self.http.delete(url)).await?;
-        Ok(())
-    }
-
-    fn post(
+    async fn delete_memory(
         &self,
-        url: String,
-        body: &impl serde::Serialize,
-    ) -> Result<reqwest::RequestBuilder, StoreError> {
-        let body = serde_json::to_vec(body).map_err(|e| backend(false, e))?;
-        Ok(self
-            .http
-            .post(url)
-            .header("content-type", "application/json")
-            .body(body))
+        store_id: &str,
+        memory_id: &str,
+        expected_content_sha256: Option<&str>,
+    ) -> Result<DeletedMemory, StoreError> {
+        let url = self.url(store_id, &format!("/memories/{}", segment(memory_id)?))?;
+        let query: Vec<String> = expected_content_sha256
+            .map(|sha| format!("expected_content_sha256={}", encode(sha)))
+            .into_iter()
+            .collect();
+        self.send(self.http.delete(Self::with_query(url, &query)))
+            .await
     }
 }
 

@@ -12,7 +12,7 @@ mod store;
 
 #[cfg(feature = "http")]
 pub use http::HttpStores;
-pub use mounts::{Access, EMPTY_MARK, MAX_MOUNTS, Mount, Mounts, MountsError, slug};
+pub use mounts::{Access, EMPTY_MARK, MAX_MOUNTS, Mount, MountError, Mounts, MountsError, slug};
 pub use spec::{MountSpec, MountSpecError, new_session_id};
 pub use store::StoreStorage;
 

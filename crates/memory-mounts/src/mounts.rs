@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use memory_core::{
-    Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
-    copy_then_delete,
+    Capabilities, Entry, Error, FileMeta, MemoryPath, ReadOnly, Result, Storage, StoredFile,
+    Version, WriteMode, copy_then_delete, read_only_refusal,
 };
+use memory_store::StoreError;
 
 use crate::store::StoreStorage;
 
@@ -99,16 +100,24 @@ impl Mount {
         }
     }
 
-    /// Mounts a store with its own name, id and description (fetched from the store, which
-    /// also checks that it exists).
+    /// Mounts a store with its own name, id and description, fetched from the store: the one
+    /// place that checks that a mounted store exists and is not archived (an archived store
+    /// cannot be attached to new sessions).
     ///
     /// # Errors
-    /// The store's error when it cannot be fetched.
+    /// [`MountError::Store`] when it cannot be fetched (`NotFound` for an unknown store),
+    /// [`MountError::Archived`] for an archived store.
     pub async fn store(
         storage: StoreStorage,
         access: Access,
-    ) -> std::result::Result<Self, memory_store::StoreError> {
+    ) -> std::result::Result<Self, MountError> {
         let store = storage.retrieve().await?;
+        if store.archived_at.is_some() {
+            return Err(MountError::Archived {
+                id: store.id,
+                name: store.name,
+            });
+        }
         Ok(Mount::new(store.name, Arc::new(storage), access)
             .with_id(store.id)
             .with_description(store.description))
@@ -158,6 +167,23 @@ impl Mount {
     }
 }
 
+/// Why a store cannot be mounted.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MountError {
+    /// The store could not be fetched (unknown, unreachable...).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The store is archived: it can still be read through the API, but not mounted.
+    #[error("the memory store {id} (\"{name}\") is archived and cannot be mounted")]
+    Archived {
+        /// The store's id.
+        id: String,
+        /// Its name.
+        name: String,
+    },
+}
+
 /// Why a mount table cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -173,6 +199,9 @@ struct Mounted {
     slug: String,
     root: MemoryPath,
     mount: Mount,
+    /// The mount's storage as routed to: read-only mounts behind core's [`ReadOnly`], so a
+    /// refused change has the one read-only text.
+    storage: Arc<dyn Storage>,
 }
 
 /// Where a path falls.
@@ -226,7 +255,7 @@ enum Route<'a> {
 /// let out = tool.execute(&json!({"command": "create", "path": "/memories/team-handbook/a.md", "file_text": "hi"})).await;
 /// assert_eq!(
 ///     out.text(),
-///     Some("Error: Cannot change /memories/team-handbook/a.md: /memories/team-handbook is mounted read-only")
+///     Some("Error: Cannot change /memories/team-handbook/a.md: /memories/team-handbook is read-only")
 /// );
 /// # });
 /// ```
@@ -267,10 +296,17 @@ impl Mounts {
             let root = MemoryPath::root()
                 .join(&candidate)
                 .expect("slugs are short names of [a-z0-9_-]");
+            let storage: Arc<dyn Storage> = match mount.access {
+                Access::ReadWrite => Arc::clone(&mount.storage),
+                Access::ReadOnly => {
+                    Arc::new(ReadOnly::at(Arc::clone(&mount.storage), root.clone()))
+                }
+            };
             out.push(Mounted {
                 slug: candidate,
                 root,
                 mount,
+                storage,
             });
         }
         Ok(Mounts { mounts: out })
@@ -366,10 +402,7 @@ impl Mounts {
     }
 
     fn read_only(m: &Mounted, path: &MemoryPath) -> Error {
-        Error::Refused {
-            path: path.clone(),
-            reason: format!("{} is mounted read-only", m.root),
-        }
+        read_only_refusal(&m.root, path)
     }
 
     fn outside(&self, path: &MemoryPath) -> Error {
@@ -414,25 +447,7 @@ fn outer(m: &Mounted, inner: &MemoryPath) -> Option<MemoryPath> {
 
 /// An error of a mount's storage, with its paths as the model sees them.
 fn outer_error(m: &Mounted, e: Error) -> Error {
-    let up = |p: MemoryPath| outer(m, &p).unwrap_or_else(|| m.root.clone());
-    match e {
-        Error::NotFound { path } => Error::NotFound { path: up(path) },
-        Error::AlreadyExists { path } => Error::AlreadyExists { path: up(path) },
-        Error::ParentIsFile { path, parent } => Error::ParentIsFile {
-            path: up(path),
-            parent: up(parent),
-        },
-        Error::Conflict { path } => Error::Conflict { path: up(path) },
-        Error::RenameIntoItself { from, to } => Error::RenameIntoItself {
-            from: up(from),
-            to: up(to),
-        },
-        Error::Refused { path, reason } => Error::Refused {
-            path: up(path),
-            reason,
-        },
-        other => other,
-    }
+    e.map_paths(|p| outer(m, &p).unwrap_or_else(|| m.root.clone()))
 }
 
 impl fmt::Display for Mounts {
@@ -458,12 +473,7 @@ impl fmt::Display for Mounts {
 impl Storage for Mounts {
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
         match self.route(path) {
-            Route::In(m, inner) => m
-                .mount
-                .storage
-                .read(&inner)
-                .await
-                .map_err(|e| outer_error(m, e)),
+            Route::In(m, inner) => m.storage.read(&inner).await.map_err(|e| outer_error(m, e)),
             Route::Root | Route::Outside => Err(Error::NotFound { path: path.clone() }),
         }
     }
@@ -473,7 +483,7 @@ impl Storage for Mounts {
             Route::Root => Ok(Some(Entry::Directory)),
             Route::Outside => Ok(None),
             Route::In(_, inner) if inner.is_root() => Ok(Some(Entry::Directory)),
-            Route::In(m, inner) => match m.mount.storage.stat(&inner).await {
+            Route::In(m, inner) => match m.storage.stat(&inner).await {
                 Ok(Some(Entry::File(meta))) => Ok(Some(Entry::File(memory_core::FileMeta {
                     path: path.clone(),
                     ..meta
@@ -496,9 +506,7 @@ impl Storage for Mounts {
             Route::In(_, inner) if inner.is_root() => {
                 Err(Error::AlreadyExists { path: path.clone() })
             }
-            Route::In(m, _) if m.mount.access == Access::ReadOnly => Err(Self::read_only(m, path)),
             Route::In(m, inner) => m
-                .mount
                 .storage
                 .write(&inner, contents, mode)
                 .await
@@ -517,7 +525,7 @@ impl Storage for Mounts {
                     return Err(Self::read_only(m, path));
                 }
                 for m in &self.mounts {
-                    match m.mount.storage.delete(&MemoryPath::root()).await {
+                    match m.storage.delete(&MemoryPath::root()).await {
                         Ok(()) | Err(Error::NotFound { .. }) => {}
                         Err(e) => return Err(outer_error(m, e)),
                     }
@@ -525,8 +533,7 @@ impl Storage for Mounts {
                 Ok(())
             }
             Route::Outside => Err(Error::NotFound { path: path.clone() }),
-            Route::In(m, _) if m.mount.access == Access::ReadOnly => Err(Self::read_only(m, path)),
-            Route::In(m, inner) => match m.mount.storage.delete(&inner).await {
+            Route::In(m, inner) => match m.storage.delete(&inner).await {
                 // An empty mount's folder still exists: deleting it removes nothing.
                 Err(Error::NotFound { .. }) if inner.is_root() => Ok(()),
                 other => other.map_err(|e| outer_error(m, e)),
@@ -549,7 +556,6 @@ impl Storage for Mounts {
                 let mut all = Vec::new();
                 for m in &self.mounts {
                     let files = m
-                        .mount
                         .storage
                         .list(&MemoryPath::root())
                         .await
@@ -569,7 +575,6 @@ impl Storage for Mounts {
             Route::Outside => Ok(Vec::new()),
             Route::In(m, inner) => {
                 let files = m
-                    .mount
                     .storage
                     .list(&inner)
                     .await
@@ -628,12 +633,64 @@ impl Storage for Mounts {
         if std::ptr::eq(source.0, target.0) {
             let m = source.0;
             return m
-                .mount
                 .storage
                 .rename(&source.1, &target.1)
                 .await
                 .map_err(|e| outer_error(m, e));
         }
         copy_then_delete(self, from, to).await
+    }
+
+    /// Every mount's files.
+    async fn file_count(&self) -> Result<usize> {
+        let mut n = 0usize;
+        for m in &self.mounts {
+            let count = m
+                .storage
+                .file_count()
+                .await
+                .map_err(|e| outer_error(m, e))?;
+            n = n.saturating_add(count);
+        }
+        Ok(n)
+    }
+
+    /// `max_files` limits the mount the path is in (each store has its own limit, as in the
+    /// hosted product), exactly as that mount's storage does; a read-only mount refuses.
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        match self.route(path) {
+            Route::Root => Err(Error::AlreadyExists { path: path.clone() }),
+            Route::Outside => Err(self.outside(path)),
+            Route::In(_, inner) if inner.is_root() => {
+                Err(Error::AlreadyExists { path: path.clone() })
+            }
+            Route::In(m, inner) => m
+                .storage
+                .create_within(&inner, contents, max_files)
+                .await
+                .map_err(|e| outer_error(m, e)),
+        }
+    }
+
+    /// What every mount holds, with each mount's folder taken off its path limits.
+    fn capabilities(&self) -> Capabilities {
+        let mut caps = Capabilities::FULL;
+        for m in &self.mounts {
+            let inner = m.storage.capabilities();
+            let folder = m.root.as_str().len() - MemoryPath::root().as_str().len();
+            caps.binary_files &= inner.binary_files;
+            caps.non_nfc_names &= inner.non_nfc_names;
+            caps.large_files &= inner.large_files;
+            caps.max_depth = caps.max_depth.min(inner.max_depth.saturating_sub(1));
+            caps.max_path_bytes = caps
+                .max_path_bytes
+                .min(inner.max_path_bytes.saturating_sub(folder));
+        }
+        caps
     }
 }

@@ -1,15 +1,17 @@
 //! [`StoreStorage`]: one versioned memory store as the memory tool's [`Storage`].
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use memory_core::{
-    Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
+    Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
+    WriteMode,
 };
 use memory_store::{
-    Actor, ListMemories, Memory, MemoryListItem, MemoryStores, Precondition, Store, StoreError,
-    UpdateMemory,
+    Actor, ListMemories, Memory, MemoryListItem, MemoryStores, Precondition, Reason, Store,
+    StoreError, StoresApi, UpdateMemory,
 };
 
 use crate::error::{
@@ -20,16 +22,6 @@ use crate::http::HttpStores;
 
 /// Page size of the listings the bridge reads (the API's largest).
 const PAGE: i64 = 100;
-
-/// Where the store lives.
-#[derive(Debug, Clone)]
-enum Backend {
-    /// An engine in this process (a SQLite file).
-    Local(MemoryStores),
-    /// A remote `memory serve` (or any service with the memory-stores API).
-    #[cfg(feature = "http")]
-    Http(HttpStores),
-}
 
 /// One memory store as a [`Storage`], so [`MemoryTool`](memory_core::MemoryTool) runs on it
 /// unchanged.
@@ -45,7 +37,12 @@ enum Backend {
 ///   scripts using the API) never lose an update.
 /// - The store's rules hold: UTF-8 content of at most 102,400 bytes, NFC paths without format
 ///   characters, the memory limit, archived stores read-only. A write that breaks one is
-///   [`Error::Refused`] with a reason the model can act on, and changes nothing.
+///   [`Error::Refused`] with a reason the model can act on (chosen by the store's typed
+///   [`Reason`], never its message), and changes nothing.
+/// - [`create_within`](Storage::create_within) is exact across processes: the store counts
+///   and creates in one transaction (over HTTP through `memory serve`'s `max_memories`
+///   extension); a full store is [`Error::StoreFull`]. [`file_count`](Storage::file_count) is
+///   the store's own count on a local engine.
 /// - Memories whose path the memory tool cannot name (written through the API with characters
 ///   the tool refuses, such as a backslash) are left out of listings.
 ///
@@ -57,40 +54,50 @@ enum Backend {
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let engine = MemoryStores::open("memory-stores.db").await?;
 /// let store = engine.create_store(CreateStore { name: "Notes".into(), ..Default::default() }).await?;
-/// let tool = MemoryTool::new(StoreStorage::local(engine, &store.id, "sesn_01"));
+/// let tool = MemoryTool::new(StoreStorage::local(engine, &store.id, "sesn_01")?);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
 pub struct StoreStorage {
-    backend: Backend,
+    api: Arc<dyn StoresApi>,
     store_id: String,
-    actor: Option<Actor>,
 }
 
 impl StoreStorage {
     /// The store `store_id` of a local engine; every write is a version by the session actor
     /// `session_id` (e.g. one id per conversation).
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidRequest`] for a session id that is not 1 to 64 characters from
+    /// `[0-9A-Za-z_-]` (the rule `memory serve` applies to `x-memory-session-id`, so every
+    /// kind of store gets the same ids).
     pub fn local(
         engine: MemoryStores,
         store_id: impl Into<String>,
         session_id: impl Into<String>,
-    ) -> Self {
-        StoreStorage {
-            backend: Backend::Local(engine),
-            store_id: store_id.into(),
-            actor: Some(Actor::session(session_id)),
-        }
+    ) -> std::result::Result<Self, StoreError> {
+        let session_id = session_id.into();
+        check_session_id(&session_id)?;
+        Ok(Self::new(
+            Arc::new(engine.acting_as(Some(Actor::session(session_id)))),
+            store_id,
+        ))
     }
 
     /// The store `store_id` on a remote server. The server records who wrote each version:
     /// with `memory serve`, the session the client names
-    /// ([`HttpStores::with_session_id`]), else the `api_actor` of the API key, else nobody.
+    /// ([`HttpStores::with_session_id`], with the API key beside it), else the `api_actor` of
+    /// the API key, else nobody.
     #[cfg(feature = "http")]
     pub fn http(client: HttpStores, store_id: impl Into<String>) -> Self {
+        Self::new(Arc::new(client), store_id)
+    }
+
+    /// The store `store_id` behind any [`StoresApi`].
+    pub fn new(api: Arc<dyn StoresApi>, store_id: impl Into<String>) -> Self {
         StoreStorage {
-            backend: Backend::Http(client),
+            api,
             store_id: store_id.into(),
-            actor: None,
         }
     }
 
@@ -99,34 +106,31 @@ impl StoreStorage {
         &self.store_id
     }
 
-    /// The actor recorded on each version this storage writes (local engines only).
-    pub fn actor(&self) -> Option<&Actor> {
-        self.actor.as_ref()
+    /// The API it talks to.
+    pub fn api(&self) -> &Arc<dyn StoresApi> {
+        &self.api
     }
 
-    /// Fetches the store: checks that it exists (and the server answers), and gives its name
-    /// and description for the mount note.
+    /// The actor recorded on each version this storage writes (local engines only).
+    pub fn actor(&self) -> Option<&Actor> {
+        self.api.actor()
+    }
+
+    /// Fetches the store: checks that it exists (and the server answers), and gives its name,
+    /// description and archive state for the mount.
     ///
     /// # Errors
     /// The store's error: `NotFound` for an unknown store, `Backend` when the server or the
     /// database cannot be reached.
     pub async fn retrieve(&self) -> std::result::Result<Store, StoreError> {
-        match &self.backend {
-            Backend::Local(engine) => engine.retrieve_store(&self.store_id).await,
-            #[cfg(feature = "http")]
-            Backend::Http(client) => client.retrieve_store(&self.store_id).await,
-        }
+        self.api.retrieve_store(&self.store_id).await
     }
 
     async fn list_page(
         &self,
         params: ListMemories,
     ) -> std::result::Result<memory_store::Page<MemoryListItem>, StoreError> {
-        match &self.backend {
-            Backend::Local(engine) => engine.list_memories(&self.store_id, params).await,
-            #[cfg(feature = "http")]
-            Backend::Http(client) => client.list_memories(&self.store_id, &params).await,
-        }
+        self.api.list_memories(&self.store_id, params).await
     }
 
     /// Every memory below `prefix` (a store path ending with `/`), in path order, without
@@ -166,84 +170,29 @@ impl StoreStorage {
         Ok(!got.data.is_empty())
     }
 
-    /// The memory at exactly `store_path`, without its content over HTTP.
+    /// The memory at exactly `store_path` (its content only where it comes at no cost).
     async fn find(&self, store_path: &str) -> std::result::Result<Option<Memory>, StoreError> {
-        match &self.backend {
-            Backend::Local(engine) => engine.memory_at_path(&self.store_id, store_path).await,
-            #[cfg(feature = "http")]
-            Backend::Http(_) => self.find_listed(store_path).await,
-        }
-    }
-
-    /// The API has no lookup by path: scan the parent's direct children (path order, so the
-    /// scan stops at the first item past `store_path`).
-    #[cfg(feature = "http")]
-    async fn find_listed(
-        &self,
-        store_path: &str,
-    ) -> std::result::Result<Option<Memory>, StoreError> {
-        let parent = &store_path[..=store_path.rfind('/').unwrap_or(0)];
-        let mut page = None;
-        loop {
-            let got = self
-                .list_page(ListMemories {
-                    path_prefix: Some(parent.to_owned()),
-                    depth: Some(1),
-                    limit: Some(PAGE),
-                    page,
-                    ..Default::default()
-                })
-                .await?;
-            for item in got.data {
-                match item {
-                    MemoryListItem::Memory(m) if m.path == store_path => return Ok(Some(m)),
-                    MemoryListItem::Memory(m) if m.path.as_str() > store_path => return Ok(None),
-                    MemoryListItem::Prefix(d) if d.path.as_str() > store_path => return Ok(None),
-                    _ => {}
-                }
-            }
-            match got.next_page {
-                Some(next) => page = Some(next),
-                None => return Ok(None),
-            }
-        }
+        self.api
+            .memory_at_path(&self.store_id, store_path, false)
+            .await
     }
 
     /// The memory at `store_path` with its content.
     async fn fetch(&self, store_path: &str) -> std::result::Result<Option<Memory>, StoreError> {
-        match &self.backend {
-            Backend::Local(engine) => engine.memory_at_path(&self.store_id, store_path).await,
-            #[cfg(feature = "http")]
-            Backend::Http(client) => match self.find_listed(store_path).await? {
-                None => Ok(None),
-                Some(m) => match client.retrieve_memory(&self.store_id, &m.id).await {
-                    Ok(full) if full.path == store_path => Ok(Some(full)),
-                    // Renamed or deleted since the listing: nothing at the path any more.
-                    Ok(_) | Err(StoreError::NotFound { .. }) => Ok(None),
-                    Err(e) => Err(e),
-                },
-            },
-        }
+        self.api
+            .memory_at_path(&self.store_id, store_path, true)
+            .await
     }
 
     async fn create(
         &self,
         store_path: &str,
         content: &str,
+        max_memories: Option<u64>,
     ) -> std::result::Result<Memory, StoreError> {
-        match &self.backend {
-            Backend::Local(engine) => {
-                engine
-                    .create_memory(&self.store_id, store_path, content, self.actor.clone())
-                    .await
-            }
-            #[cfg(feature = "http")]
-            Backend::Http(client) => {
-                client
-                    .create_memory(&self.store_id, store_path, content)
-                    .await
-            }
-        }
+        self.api
+            .create_memory(&self.store_id, store_path, content, max_memories)
+            .await
     }
 
     async fn update(
@@ -251,30 +200,16 @@ impl StoreStorage {
         memory_id: &str,
         params: UpdateMemory,
     ) -> std::result::Result<Memory, StoreError> {
-        match &self.backend {
-            Backend::Local(engine) => {
-                engine
-                    .update_memory(&self.store_id, memory_id, params, self.actor.clone())
-                    .await
-            }
-            #[cfg(feature = "http")]
-            Backend::Http(client) => {
-                client
-                    .update_memory(&self.store_id, memory_id, &params)
-                    .await
-            }
-        }
+        self.api
+            .update_memory(&self.store_id, memory_id, params)
+            .await
     }
 
     async fn remove(&self, memory_id: &str) -> std::result::Result<(), StoreError> {
-        match &self.backend {
-            Backend::Local(engine) => engine
-                .delete_memory(&self.store_id, memory_id, None, self.actor.clone())
-                .await
-                .map(drop),
-            #[cfg(feature = "http")]
-            Backend::Http(client) => client.delete_memory(&self.store_id, memory_id).await,
-        }
+        self.api
+            .delete_memory(&self.store_id, memory_id, None)
+            .await
+            .map(drop)
     }
 
     /// Deletes each memory; one deleted by someone else meanwhile is no failure.
@@ -297,7 +232,7 @@ impl StoreStorage {
     ) -> Result<Version> {
         // A file deleted and recreated by someone else between our two steps: go round again.
         for _ in 0..8 {
-            match self.create(store_path, &content).await {
+            match self.create(store_path, &content, None).await {
                 Ok(m) => return Ok(Version::new(m.content_sha256)),
                 Err(StoreError::PathConflict {
                     conflicting_memory_id,
@@ -324,16 +259,19 @@ impl StoreStorage {
 
 impl fmt::Display for StoreStorage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.backend {
-            Backend::Local(engine) => write!(
-                f,
-                "Store(sqlite:{}#{})",
-                engine.persistence().path().display(),
-                self.store_id
-            ),
-            #[cfg(feature = "http")]
-            Backend::Http(client) => write!(f, "Store({}#{})", client.base_url(), self.store_id),
-        }
+        write!(f, "Store({}#{})", self.api, self.store_id)
+    }
+}
+
+/// The one session-id rule ([`Actor::is_valid_session_id`]) as a [`StoreError`].
+pub(crate) fn check_session_id(session_id: &str) -> std::result::Result<(), StoreError> {
+    if Actor::is_valid_session_id(session_id) {
+        Ok(())
+    } else {
+        Err(StoreError::refused(
+            Reason::InvalidParameter,
+            format!("the session id {session_id:?} must be 1 to 64 characters from [0-9A-Za-z_-]"),
+        ))
     }
 }
 
@@ -402,7 +340,7 @@ impl Storage for StoreStorage {
         let content = String::from_utf8(contents).map_err(|_| not_text(path))?;
         check_store_path(path, &store_path)?;
         match mode {
-            WriteMode::Create => match self.create(&store_path, &content).await {
+            WriteMode::Create => match self.create(&store_path, &content, None).await {
                 Ok(m) => Ok(Version::new(m.content_sha256)),
                 Err(e) => Err(to_core(e, path)),
             },
@@ -545,5 +483,47 @@ impl Storage for StoreStorage {
             }
         }
         Ok(())
+    }
+
+    /// The store's own count (one query on a local engine; the listing over HTTP).
+    async fn file_count(&self) -> Result<usize> {
+        let n = self
+            .api
+            .count_memories(&self.store_id)
+            .await
+            .map_err(|e| to_core(e, &MemoryPath::root()))?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    /// Exact across processes: the store counts and creates in one transaction, so of
+    /// creates racing at `max_files - 1` one wins; the store's own memory limit holds too.
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        let Some(store_path) = store_path_of(path) else {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        };
+        let content = String::from_utf8(contents).map_err(|_| not_text(path))?;
+        check_store_path(path, &store_path)?;
+        let max = u64::try_from(max_files).unwrap_or(u64::MAX);
+        match self.create(&store_path, &content, Some(max)).await {
+            Ok(m) => Ok(Version::new(m.content_sha256)),
+            Err(e) if e.reason() == Reason::StoreFull => Err(Error::StoreFull { max_files }),
+            Err(e) => Err(to_core(e, path)),
+        }
+    }
+
+    /// A store holds NFC-named UTF-8 text of at most 102,400 bytes a memory, 20 levels and
+    /// 1,024 bytes of store path (`/memories` is not part of it).
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            binary_files: false,
+            non_nfc_names: false,
+            large_files: false,
+            ..Capabilities::FULL
+        }
     }
 }

@@ -32,13 +32,13 @@ async fn conformance_within_one_of_two_mounts() {
         .unwrap();
     let mounts = Mounts::new([
         Mount::store(
-            StoreStorage::local(engine.clone(), &notes, common::SESSION),
+            StoreStorage::local(engine.clone(), &notes, common::SESSION).unwrap(),
             Access::ReadWrite,
         )
         .await
         .unwrap(),
         Mount::store(
-            StoreStorage::local(engine.clone(), &handbook, common::SESSION),
+            StoreStorage::local(engine.clone(), &handbook, common::SESSION).unwrap(),
             Access::ReadOnly,
         )
         .await

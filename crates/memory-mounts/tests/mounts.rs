@@ -7,7 +7,9 @@ mod common;
 use std::sync::Arc;
 
 use common::{SESSION, new_store, p};
-use memory_core::{InMemoryStorage, MemoryHandler, MemoryPath, MemoryTool, Storage, WriteMode};
+use memory_core::{
+    Error, InMemoryStorage, MemoryHandler, MemoryPath, MemoryTool, Storage, WriteMode,
+};
 use memory_mounts::{Access, MAX_MOUNTS, Mount, Mounts, MountsError, StoreStorage};
 use memory_store::{Actor, ListVersions, MemoryStores, Operation, View};
 use serde_json::{Value, json};
@@ -36,13 +38,13 @@ async fn fixture() -> Fixture {
         .unwrap();
     let mounts = Mounts::new([
         Mount::store(
-            StoreStorage::local(engine.clone(), &handbook, SESSION),
+            StoreStorage::local(engine.clone(), &handbook, SESSION).unwrap(),
             Access::ReadOnly,
         )
         .await
         .unwrap(),
         Mount::store(
-            StoreStorage::local(engine.clone(), &notes, SESSION),
+            StoreStorage::local(engine.clone(), &notes, SESSION).unwrap(),
             Access::ReadWrite,
         )
         .await
@@ -133,9 +135,8 @@ async fn view_lists_the_mounts() {
 #[tokio::test]
 async fn read_only_mounts_refuse_every_writing_command_and_change_nothing() {
     let f = fixture().await;
-    let refused = |path: &str| {
-        format!("Error: Cannot change {path}: /memories/team-handbook is mounted read-only")
-    };
+    let refused =
+        |path: &str| format!("Error: Cannot change {path}: /memories/team-handbook is read-only");
     let file = "/memories/team-handbook/onboarding.md";
     let cases = [
         (
@@ -368,13 +369,13 @@ async fn renames_across_mounts_copy_then_delete() {
     let projects = new_store(&engine, "Projects", "").await;
     let mounts = Mounts::new([
         Mount::store(
-            StoreStorage::local(engine.clone(), &inbox, SESSION),
+            StoreStorage::local(engine.clone(), &inbox, SESSION).unwrap(),
             Access::ReadWrite,
         )
         .await
         .unwrap(),
         Mount::store(
-            StoreStorage::local(engine.clone(), &projects, SESSION),
+            StoreStorage::local(engine.clone(), &projects, SESSION).unwrap(),
             Access::ReadWrite,
         )
         .await
@@ -531,4 +532,77 @@ async fn the_note_names_every_mount() {
          - /memories/docs-v2 (read-only): \"Docs v2\". Line one. Line two.\n\
          Every folder is read-only: files can be viewed but not created or changed."
     );
+}
+
+#[tokio::test]
+async fn an_archived_store_is_refused_at_mount_time() {
+    let engine = MemoryStores::open_in_memory().unwrap();
+    let old = new_store(&engine, "Old Handbook", "").await;
+    engine.archive_store(&old).await.unwrap();
+    let storage = StoreStorage::local(engine.clone(), &old, SESSION).unwrap();
+    for access in [Access::ReadOnly, Access::ReadWrite] {
+        let e = Mount::store(storage.clone(), access).await.unwrap_err();
+        assert!(
+            matches!(&e, memory_mounts::MountError::Archived { id, name } if *id == old && name == "Old Handbook"),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string().contains("is archived and cannot be mounted"),
+            "{e}"
+        );
+    }
+    let e = Mount::store(
+        StoreStorage::local(engine, "memstore_nope", SESSION).unwrap(),
+        Access::ReadOnly,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            memory_mounts::MountError::Store(memory_store::StoreError::NotFound { .. })
+        ),
+        "{e:?}"
+    );
+}
+
+#[tokio::test]
+async fn session_ids_follow_one_rule_on_a_local_engine_too() {
+    let engine = MemoryStores::open_in_memory().unwrap();
+    let s = new_store(&engine, "Notes", "").await;
+    for bad in ["bad id!", "", &"x".repeat(65), "sesn/1"] {
+        let e = StoreStorage::local(engine.clone(), &s, bad).unwrap_err();
+        assert_eq!(
+            e.reason(),
+            memory_store::Reason::InvalidParameter,
+            "{bad:?}"
+        );
+    }
+    assert!(StoreStorage::local(engine, &s, "sesn_01-ok_ID").is_ok());
+}
+
+#[tokio::test]
+async fn a_full_store_is_store_full_for_the_tool() {
+    let engine = MemoryStores::with_options(
+        memory_store::SqlitePersistence::open_in_memory().unwrap(),
+        memory_store::StoreOptions::default().max_memories_per_store(1),
+    );
+    let s = new_store(&engine, "Tiny", "").await;
+    let storage = StoreStorage::local(engine, &s, SESSION).unwrap();
+    storage
+        .create_within(&p("/memories/a.md"), b"a".to_vec(), 2000)
+        .await
+        .unwrap();
+    // The engine's own limit (1) and the caller's (1) both give StoreFull.
+    let e = storage
+        .create_within(&p("/memories/b.md"), b"b".to_vec(), 2000)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::StoreFull { max_files: 2000 }), "{e:?}");
+    assert_eq!(storage.file_count().await.unwrap(), 1);
+    let tool = MemoryTool::new(storage);
+    let out = tool
+        .execute(&json!({"command": "create", "path": "/memories/c.md", "file_text": "c"}))
+        .await;
+    assert!(out.is_error, "{out:?}");
 }

@@ -583,10 +583,18 @@ handler!(create_memory, (store), |app, c| {
             "content is required (use \"\" for an empty memory)",
         ));
     };
+    // Extension: `max_memories=N` creates only while the store holds fewer than N memories
+    // (one transaction with the create), for clients that keep a limit of their own.
+    let max = match c.int("max_memories")? {
+        None => u64::MAX,
+        Some(n) => {
+            u64::try_from(n).map_err(|_| ApiError::invalid("max_memories must be 0 or more"))?
+        }
+    };
     let actor = c.ctx.actor.clone();
     let memory = app
         .engine
-        .create_memory(&store, &body.path, &content, actor)
+        .create_memory_within(&store, &body.path, &content, max, actor)
         .await?;
     ok(&memory.with_view(view))
 });

@@ -380,10 +380,28 @@ impl<P: Persistence> MemoryStores<P> {
         content: &str,
         actor: Option<Actor>,
     ) -> Result<Memory> {
+        self.create_memory_within(store_id, path, content, u64::MAX, actor)
+            .await
+    }
+
+    /// [`create_memory`](Self::create_memory), only while the store holds fewer than
+    /// `max_memories` memories (and fewer than
+    /// [`StoreOptions::max_memories_per_store`]): the count and the create are one
+    /// transaction, so of creates racing at the limit exactly one wins, across processes.
+    /// Over it: [`StoreError::InvalidRequest`] with [`Reason::StoreFull`] (a path that is
+    /// taken is a [`StoreError::PathConflict`] first).
+    pub async fn create_memory_within(
+        &self,
+        store_id: &str,
+        path: &str,
+        content: &str,
+        max_memories: u64,
+        actor: Option<Actor>,
+    ) -> Result<Memory> {
         validate_path(path)?;
         validate_content(content)?;
         let (store_id, path, content) = (store_id.to_owned(), path.to_owned(), content.to_owned());
-        let max = self.options.max_memories_per_store;
+        let max = self.options.max_memories_per_store.min(max_memories);
         self.blocking(true, move |tx| {
             writable_store(tx, &store_id)?;
             if let Some(m) = occupant(tx, &store_id, &path, None)? {
@@ -419,6 +437,16 @@ impl<P: Persistence> MemoryStores<P> {
         self.blocking(false, move |tx| {
             store_in(tx, &store_id)?;
             memory_in(tx, &store_id, &memory_id)
+        })
+        .await
+    }
+
+    /// How many memories the store holds (no API endpoint; for the memory tool bridge).
+    pub async fn count_memories(&self, store_id: &str) -> Result<u64> {
+        let store_id = store_id.to_owned();
+        self.blocking(false, move |tx| {
+            store_in(tx, &store_id)?;
+            tx.count_memories(&store_id)
         })
         .await
     }

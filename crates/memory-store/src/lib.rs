@@ -3,6 +3,7 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+mod api;
 mod cursor;
 mod engine;
 mod error;
@@ -14,6 +15,7 @@ mod time;
 mod validate;
 mod wire;
 
+pub use api::{Acting, StoresApi};
 pub use engine::{
     DEFAULT_MAX_MEMORIES_PER_STORE, DEFAULT_PAGE_SIZE, MAX_FULL_PAGE_SIZE, MAX_PAGE_SIZE,
     MemoryStores, StoreOptions,

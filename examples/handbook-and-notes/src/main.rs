@@ -30,13 +30,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let session = new_session_id();
     let mounts = Mounts::new([
         Mount::store(
-            StoreStorage::local(engine.clone(), &handbook, &session),
+            StoreStorage::local(engine.clone(), &handbook, &session)?,
             Access::ReadOnly,
         )
         .await?
         .with_instructions("Follow it; suggest changes to the user instead of editing it."),
         Mount::store(
-            StoreStorage::local(engine.clone(), &notes, &session),
+            StoreStorage::local(engine.clone(), &notes, &session)?,
             Access::ReadWrite,
         )
         .await?,

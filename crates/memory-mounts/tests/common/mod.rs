@@ -9,7 +9,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use memory_core::conformance::{Capabilities, storage as checks};
 use memory_core::{
-    Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
+    Capabilities as StoreCapabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage,
+    StoredFile, Version, WriteMode,
 };
 use memory_mounts::{Mounts, StoreStorage};
 use memory_store::{CreateStore, MemoryStores};
@@ -37,7 +38,7 @@ pub async fn new_store(engine: &MemoryStores, name: &str, description: &str) -> 
 pub async fn local_store() -> (MemoryStores, StoreStorage) {
     let engine = MemoryStores::open_in_memory().unwrap();
     let id = new_store(&engine, "Conformance", "").await;
-    let storage = StoreStorage::local(engine.clone(), id, SESSION);
+    let storage = StoreStorage::local(engine.clone(), id, SESSION).unwrap();
     (engine, storage)
 }
 
@@ -154,30 +155,7 @@ impl Within {
     }
 
     fn up_error(&self, e: Error) -> Error {
-        match e {
-            Error::NotFound { path } => Error::NotFound {
-                path: self.up(path),
-            },
-            Error::AlreadyExists { path } => Error::AlreadyExists {
-                path: self.up(path),
-            },
-            Error::ParentIsFile { path, parent } => Error::ParentIsFile {
-                path: self.up(path),
-                parent: self.up(parent),
-            },
-            Error::Conflict { path } => Error::Conflict {
-                path: self.up(path),
-            },
-            Error::RenameIntoItself { from, to } => Error::RenameIntoItself {
-                from: self.up(from),
-                to: self.up(to),
-            },
-            Error::Refused { path, reason } => Error::Refused {
-                path: self.up(path),
-                reason,
-            },
-            other => other,
-        }
+        e.map_paths(|p| self.up(p))
     }
 }
 
@@ -188,6 +166,7 @@ impl fmt::Display for Within {
 }
 
 #[async_trait]
+#[deny(clippy::missing_trait_methods)]
 impl Storage for Within {
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
         self.mounts
@@ -248,5 +227,34 @@ impl Storage for Within {
             .rename(&self.down(from)?, &self.down(to)?)
             .await
             .map_err(|e| self.up_error(e))
+    }
+    async fn file_count(&self) -> Result<usize> {
+        // The files of this one mount.
+        Ok(self.list(&MemoryPath::root()).await?.len())
+    }
+    async fn create_within(
+        &self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        max_files: usize,
+    ) -> Result<Version> {
+        self.mounts
+            .create_within(&self.down(path)?, contents, max_files)
+            .await
+            .map_err(|e| self.up_error(e))
+    }
+    fn capabilities(&self) -> StoreCapabilities {
+        // The mount's own store, with its folder taken off the path limits.
+        let (root, mount) = self
+            .mounts
+            .mounts()
+            .find(|(root, _)| **root == self.root)
+            .expect("the mount exists");
+        let inner = mount.storage().capabilities();
+        StoreCapabilities {
+            max_depth: inner.max_depth - 1,
+            max_path_bytes: inner.max_path_bytes - (root.as_str().len() - "/memories".len()),
+            ..inner
+        }
     }
 }
