@@ -4,8 +4,10 @@
 #   scripts/test.sh
 #
 # Steps: the Python venv with the reference SDK (tests/oracle/setup.sh, idempotent), a local
-# S3 server (scripts/s3-test-server.sh: moto, for memory-s3 and `s3://` stores), the
-# workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
+# S3 server (scripts/s3-test-server.sh: moto, for memory-s3 and `s3://` stores), a throwaway
+# PostgreSQL (scripts/pg-test-server.sh, for memory-postgres and `postgres://` stores), the
+# feature checks (scripts/check-features.sh: memory-runner with each backend feature alone, and
+# the dependency trees that must stay small), the workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
 # run of every criterion bench once in test mode (compiled and exercised, not timed), then the
 # differential check of the
 # `memory` binary against the Python SDK (tests/oracle/classify.py).
@@ -26,6 +28,16 @@ step "S3 test server (moto) for the s3:// tests"
 s3_env="$(scripts/s3-test-server.sh start)"
 trap 'scripts/s3-test-server.sh stop' EXIT
 eval "$s3_env"
+
+step "PostgreSQL test server for the postgres:// tests"
+# initdb into a folder under target/, the server on a free 127.0.0.1 port; exports
+# MEMORY_TEST_POSTGRES_URL (and the test CA); stopped when this script exits.
+pg_env="$(scripts/pg-test-server.sh start)"
+trap 'scripts/pg-test-server.sh stop; scripts/s3-test-server.sh stop' EXIT
+eval "$pg_env"
+
+step "what users build: each backend feature alone, and the dependency trees"
+scripts/check-features.sh
 
 step "tests"
 if cargo nextest --version >/dev/null 2>&1; then
