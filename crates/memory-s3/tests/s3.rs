@@ -149,7 +149,8 @@ async fn listings_follow_every_page() {
     );
 }
 
-/// `/memories/x` is the object `PREFIX/memories/x`, names kept as they are.
+/// `/memories/x` is the object `PREFIX/memories/x`, names kept as they are; the file counter
+/// is `PREFIX/.memory-count`, outside `memories/`.
 #[tokio::test]
 async fn object_layout() {
     let Some(server) = common::S3Server::from_env("object_layout").await else {
@@ -177,6 +178,7 @@ async fn object_layout() {
     assert_eq!(
         keys,
         [
+            "tenant/one/.memory-count",
             "tenant/one/memories/100%.md",
             "tenant/one/memories/notes/a b.md",
             "tenant/one/memories/日本語.md"
