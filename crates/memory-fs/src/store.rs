@@ -149,6 +149,32 @@ fn is_not_found(e: &io::Error) -> bool {
     )
 }
 
+/// Reads a whole file whose size `fstat` gave. The store replaces files by rename, never in
+/// place, so the size holds and one read usually gets everything, without the extra read
+/// that finds the end; a file another program changes in place meanwhile is read to its end.
+fn read_whole(file: &mut std::fs::File, size: i64) -> io::Result<Vec<u8>> {
+    let size = usize::try_from(size).unwrap_or(0);
+    let mut contents = vec![0u8; size];
+    let mut filled = 0;
+    while filled < size {
+        match file.read(&mut contents[filled..]) {
+            Ok(0) => {
+                // Shorter than it was: what is there is the file.
+                contents.truncate(filled);
+                return Ok(contents);
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if size == 0 {
+        // An empty size may also be a file that grew since: read whatever is there.
+        file.read_to_end(&mut contents)?;
+    }
+    Ok(contents)
+}
+
 /// The device and (where the kernel tells it, since Linux 5.8) the mount a folder is on: a
 /// rename moves a file in one step only within one mount.
 fn mount_of(dir: &std::os::fd::OwnedFd) -> io::Result<(u64, Option<u64>)> {
@@ -610,8 +636,7 @@ impl Store {
                     return Err(not_found());
                 }
                 let mut file = std::fs::File::from(fd);
-                let mut contents = Vec::with_capacity(usize::try_from(st.st_size).unwrap_or(0));
-                file.read_to_end(&mut contents)
+                let contents = read_whole(&mut file, st.st_size)
                     .map_err(|e| FsError::io("read", path, e))?;
                 let version = version_of(&contents);
                 return Ok(memory_core::StoredFile { contents, version });
@@ -1238,6 +1263,19 @@ mod tests {
         assert_eq!(rel(&MemoryPath::root()).unwrap(), PathBuf::from("."));
         let dots = MemoryPath::parse("/memories/.../x").unwrap();
         assert_eq!(rel(&dots).unwrap(), PathBuf::from(".../x"));
+    }
+
+    #[test]
+    fn whole_reads_trust_the_size_but_not_blindly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"hello world").unwrap();
+        let open = || std::fs::File::open(&path).unwrap();
+        assert_eq!(read_whole(&mut open(), 11).unwrap(), b"hello world");
+        // Shrunk since the size was taken: what is there.
+        assert_eq!(read_whole(&mut open(), 64).unwrap(), b"hello world");
+        // Grown from empty since: everything.
+        assert_eq!(read_whole(&mut open(), 0).unwrap(), b"hello world");
     }
 
     #[test]
