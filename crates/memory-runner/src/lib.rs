@@ -15,10 +15,10 @@ mod url;
 #[cfg(feature = "http")]
 pub use client::{API_VERSION, ApiError, Client, ClientBuilder, DEFAULT_BASE_URL, RetryPolicy};
 pub use memory_core::messages::{
-    CONTEXT_MANAGEMENT_BETA, ContentBlock, DEFAULT_MAX_ITERATIONS, ImageBlock, MEMORY_TOOL_NAME,
-    MEMORY_TOOL_TYPE, Memory, Message, MessageResponse, MessagesRequest, MessagesTransport,
-    Observed, Role, Run, RunStream, StopReason, TextBlock, Tool, ToolCall, ToolResultBlock,
-    ToolRunner, ToolUseBlock, Usage, memory_call_summary,
+    CONTEXT_MANAGEMENT_BETA, ContentBlock, DEFAULT_MAX_ITERATIONS, EndReason, ImageBlock,
+    MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Message, MessageResponse, MessagesRequest,
+    MessagesTransport, Observed, Role, Run, RunStream, StopReason, TextBlock, Tool, ToolCall,
+    ToolResultBlock, ToolRunner, ToolUseBlock, Usage, memory_call_summary,
 };
 #[cfg(feature = "stores")]
 pub use store::open_mount;

@@ -47,7 +47,7 @@ mod tool;
 mod transport;
 mod types;
 
-pub use runner::{DEFAULT_MAX_ITERATIONS, Run, RunStream, ToolRunner};
+pub use runner::{DEFAULT_MAX_ITERATIONS, EndReason, Run, RunStream, ToolRunner};
 pub use tool::{
     CONTEXT_MANAGEMENT_BETA, MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Observed, Tool, ToolCall,
     memory_call_summary,

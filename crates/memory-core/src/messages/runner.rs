@@ -32,9 +32,14 @@ pub const DEFAULT_MAX_ITERATIONS: usize = 25;
 ///   any other parameter, tool definitions the runner does not run) is sent unchanged; the
 ///   runner adds its tools' definitions after the request's own, and their betas to
 ///   [`MessagesRequest::betas`].
-/// - The run stops when a reply's `stop_reason` is not `tool_use` (or it has no `tool_use`
-///   block), when `max_iterations` requests were sent (the last reply's tool calls are then
-///   not run), or at the first request that fails.
+/// - Stop reasons are handled as the official SDKs' tool runners do: `tool_use` runs the
+///   tools; `pause_turn` and `compaction` send the conversation (the reply included) back so
+///   that Claude goes on; every other reason (`end_turn`, `stop_sequence`, `max_tokens`,
+///   `refusal`, `model_context_window_exceeded`, a reason newer than this crate, none) ends
+///   the run without an error, and [`Run::end_reason`] says why it ended.
+/// - Every request counts against `max_iterations`, resumed ones included: the run stops
+///   when that many were sent (the last reply's tool calls are then not run), or at the first
+///   request that fails.
 ///
 /// The runner needs no async runtime of its own: tool calls are polled on the task that
 /// awaits [`Run::next`].
@@ -129,7 +134,7 @@ impl<T: MessagesTransport> ToolRunner<T> {
             usage: Usage::default(),
             pending: None,
             finished: false,
-            hit_limit: false,
+            end: None,
             last: None,
         }
     }
@@ -162,8 +167,24 @@ pub struct Run<T> {
     /// A reply whose tool calls are still to run before the next request.
     pending: Option<MessageResponse>,
     finished: bool,
-    hit_limit: bool,
+    end: Option<EndReason>,
     last: Option<MessageResponse>,
+}
+
+/// Why a [`Run`] ended ([`Run::end_reason`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EndReason {
+    /// Claude stopped and did not ask to go on: the last reply's `stop_reason` (`end_turn`,
+    /// `stop_sequence`, `max_tokens`, `refusal`, `model_context_window_exceeded`, a reason
+    /// newer than this crate as [`StopReason::Other`], or none at all). `tool_use` without
+    /// a `tool_use` block ends the run too.
+    Stopped(Option<StopReason>),
+    /// `max_iterations` requests were sent while Claude still wanted to go on (tool calls, a
+    /// paused or compacted turn); the last reply's tool calls were not run.
+    MaxIterations,
+    /// A request failed (the error was returned by [`Run::next`]).
+    RequestFailed,
 }
 
 impl<T> fmt::Debug for Run<T> {
@@ -205,21 +226,34 @@ impl<T: MessagesTransport> Run<T> {
             Ok(reply) => reply,
             Err(e) => {
                 self.finished = true;
+                self.end = Some(EndReason::RequestFailed);
                 return Err(e);
             }
         };
         self.usage.add(&reply.usage);
         let wants_tools =
             reply.stop_reason == Some(StopReason::ToolUse) && reply.tool_uses().next().is_some();
-        if wants_tools && self.iterations < self.max_iterations {
-            self.pending = Some(reply.clone());
-        } else {
+        let resumes = matches!(
+            reply.stop_reason,
+            Some(StopReason::PauseTurn | StopReason::Compaction)
+        );
+        let goes_on = wants_tools || resumes;
+        if goes_on && self.iterations < self.max_iterations {
             if wants_tools {
-                self.hit_limit = true;
+                self.pending = Some(reply.clone());
+            } else {
+                // A paused or compacted turn: the reply goes back as it is, and Claude resumes.
+                self.request.messages.push(reply.to_message());
+            }
+        } else {
+            if goes_on {
+                self.end = Some(EndReason::MaxIterations);
                 tracing::warn!(
                     max_iterations = self.max_iterations,
-                    "tool runner stopped at max_iterations; the last reply's tool calls were not run"
+                    "tool runner stopped at max_iterations while Claude wanted to go on"
                 );
+            } else {
+                self.end = Some(EndReason::Stopped(reply.stop_reason.clone()));
             }
             self.finished = true;
             self.request.messages.push(reply.to_message());
@@ -320,9 +354,14 @@ impl<T> Run<T> {
         self.iterations
     }
 
-    /// Whether the run stopped at `max_iterations` while Claude still wanted tools.
+    /// Whether the run stopped at `max_iterations` while Claude still wanted to go on.
     pub fn hit_max_iterations(&self) -> bool {
-        self.hit_limit
+        self.end == Some(EndReason::MaxIterations)
+    }
+
+    /// Why the run ended; `None` while it goes on.
+    pub fn end_reason(&self) -> Option<&EndReason> {
+        self.end.as_ref()
     }
 
     /// Whether the run is over.

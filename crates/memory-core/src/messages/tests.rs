@@ -370,3 +370,100 @@ async fn a_run_is_a_stream() {
     }
     assert_eq!(texts, ["", "bye"]);
 }
+
+fn paused(kind: &str) -> Option<Value> {
+    let block = match kind {
+        "compaction" => json!({"type": "compaction", "content": "summary of the conversation"}),
+        _ => {
+            json!({"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"q": "x"}})
+        }
+    };
+    reply(json!([block]), kind)
+}
+
+#[tokio::test]
+async fn paused_and_compacted_turns_are_resumed() {
+    for kind in ["pause_turn", "compaction"] {
+        let fake = Fake::new([paused(kind), paused(kind), end_turn("all done")]);
+        let mut run = ToolRunner::new(fake.clone(), request())
+            .tool(MemoryTool::new(InMemoryStorage::new()))
+            .run();
+        let reply = run.run_until_done().await.expect("three replies");
+        assert_eq!(reply.map(|r| r.text()).as_deref(), Some("all done"));
+        assert_eq!(
+            run.end_reason(),
+            Some(&EndReason::Stopped(Some(StopReason::EndTurn)))
+        );
+        assert_eq!(run.iterations(), 3);
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 3, "{kind}");
+        // Each resumed request is the conversation with the paused reply sent back as it
+        // came, and no user message after it.
+        let second = &requests[1].0["messages"];
+        assert_eq!(second.as_array().map(Vec::len), Some(2), "{kind}");
+        assert_eq!(second[1]["role"], "assistant");
+        assert_eq!(second[1]["content"], paused(kind).unwrap()["content"]);
+        let third = &requests[2].0["messages"];
+        assert_eq!(third.as_array().map(Vec::len), Some(3), "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn resumed_turns_count_against_max_iterations() {
+    let fake = Fake::new((0..10).map(|_| paused("pause_turn")));
+    let mut run = ToolRunner::new(fake.clone(), request())
+        .max_iterations(4)
+        .run();
+    let last = run.run_until_done().await.expect("replies");
+    assert_eq!(
+        last.and_then(|r| r.stop_reason),
+        Some(StopReason::PauseTurn)
+    );
+    assert_eq!(fake.requests().len(), 4);
+    assert_eq!(run.end_reason(), Some(&EndReason::MaxIterations));
+    assert!(run.hit_max_iterations());
+}
+
+#[tokio::test]
+async fn other_stop_reasons_end_the_run_and_are_reported() {
+    for raw in [
+        "end_turn",
+        "stop_sequence",
+        "max_tokens",
+        "refusal",
+        "model_context_window_exceeded",
+        "a_reason_from_the_future",
+    ] {
+        let fake = Fake::new([reply(json!([{"type": "text", "text": "partial"}]), raw)]);
+        let mut run = ToolRunner::new(fake.clone(), request())
+            .tool(MemoryTool::new(InMemoryStorage::new()))
+            .run();
+        let last = run.run_until_done().await.expect("no error");
+        assert_eq!(last.map(|r| r.text()).as_deref(), Some("partial"), "{raw}");
+        assert_eq!(fake.requests().len(), 1, "{raw}");
+        let expected: StopReason = serde_json::from_value(json!(raw)).expect("any string");
+        assert_eq!(
+            run.end_reason(),
+            Some(&EndReason::Stopped(Some(expected.clone()))),
+            "{raw}"
+        );
+        assert_eq!(expected.as_str(), raw);
+        assert!(!run.hit_max_iterations());
+    }
+    // No stop reason at all ends the run too.
+    let mut no_reason = reply(json!([]), "end_turn").unwrap();
+    no_reason["stop_reason"] = Value::Null;
+    let fake = Fake::new([Some(no_reason)]);
+    let mut run = ToolRunner::new(fake, request()).run();
+    run.run_until_done().await.expect("no error");
+    assert_eq!(run.end_reason(), Some(&EndReason::Stopped(None)));
+}
+
+#[tokio::test]
+async fn a_failed_request_is_the_end_reason() {
+    let fake = Fake::new([None]);
+    let mut run = ToolRunner::new(fake, request()).run();
+    assert!(run.end_reason().is_none());
+    assert!(matches!(run.next().await, Some(Err(FakeError::Scripted))));
+    assert_eq!(run.end_reason(), Some(&EndReason::RequestFailed));
+}

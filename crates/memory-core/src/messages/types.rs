@@ -252,10 +252,15 @@ pub enum StopReason {
     StopSequence,
     /// `tool_use`: Claude wants tool results before going on.
     ToolUse,
-    /// `pause_turn`: a long server-tool turn was paused.
+    /// `pause_turn`: a long server-tool turn was paused; sending the conversation back
+    /// resumes it.
     PauseTurn,
+    /// `compaction`: the server compacted the conversation; sending it back goes on.
+    Compaction,
     /// `refusal`: Claude declined.
     Refusal,
+    /// `model_context_window_exceeded`: the conversation filled the model's context window.
+    ModelContextWindowExceeded,
     /// Any other value, kept.
     Other(String),
 }
@@ -269,7 +274,9 @@ impl StopReason {
             StopReason::StopSequence => "stop_sequence",
             StopReason::ToolUse => "tool_use",
             StopReason::PauseTurn => "pause_turn",
+            StopReason::Compaction => "compaction",
             StopReason::Refusal => "refusal",
+            StopReason::ModelContextWindowExceeded => "model_context_window_exceeded",
             StopReason::Other(other) => other,
         }
     }
@@ -295,7 +302,9 @@ impl<'de> Deserialize<'de> for StopReason {
             "stop_sequence" => StopReason::StopSequence,
             "tool_use" => StopReason::ToolUse,
             "pause_turn" => StopReason::PauseTurn,
+            "compaction" => StopReason::Compaction,
             "refusal" => StopReason::Refusal,
+            "model_context_window_exceeded" => StopReason::ModelContextWindowExceeded,
             other => StopReason::Other(other.to_owned()),
         })
     }
@@ -542,6 +551,9 @@ mod tests {
             "tool_use",
             "max_tokens",
             "pause_turn",
+            "compaction",
+            "refusal",
+            "model_context_window_exceeded",
             "something_new",
         ] {
             let reason: StopReason = serde_json::from_value(json!(raw)).unwrap();
