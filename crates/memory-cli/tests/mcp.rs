@@ -538,9 +538,14 @@ fn a_very_large_message_gets_an_error_answer_with_its_id() {
     client.finish();
 }
 
+#[cfg(feature = "sqlite")]
 #[test]
 fn pipelined_tool_calls_run_in_the_order_sent() {
-    let mut client = Client::start(&["--store", "mem:"]);
+    // A SQLite store: writes wait for its writer thread while reads run at once, so calls
+    // run concurrently would see a view before the create sent ahead of it.
+    let tmp = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", store_arg(&tmp.path().join("m.db")));
+    let mut client = Client::start(&["--store", &url]);
     client.initialize();
     // Many create-then-view pairs in one write: each view must see its create.
     let pairs = 50;
