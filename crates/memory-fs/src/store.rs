@@ -636,8 +636,8 @@ impl Store {
                     return Err(not_found());
                 }
                 let mut file = std::fs::File::from(fd);
-                let contents = read_whole(&mut file, st.st_size)
-                    .map_err(|e| FsError::io("read", path, e))?;
+                let contents =
+                    read_whole(&mut file, st.st_size).map_err(|e| FsError::io("read", path, e))?;
                 let version = version_of(&contents);
                 return Ok(memory_core::StoredFile { contents, version });
             }
