@@ -9,7 +9,7 @@ raises the SDK's `ToolError` with the answer's content, anything else is returne
 (a string, or the image content blocks).
 
 The binary is `$MEMORY_BIN`. With `$SDK_SUITES_LOG` set, every exchange is appended to that
-file as one JSON line (`{"test": ..., "sent": ..., "got": ...}`), for repros.
+file as one JSON line (`{"test": ..., "sent": ..., "got": ...}`, strings over 2,000 characters cut), for repros.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from anthropic.lib.tools._beta_builtin_memory_tool import (
 )
 
 ANSWER_TIMEOUT_S = float(os.environ.get("SDK_SUITES_TIMEOUT", "60"))
+LOG_VALUE_MAX = 2000
 
 # Every process started, so the plugin can stop those a test left running.
 _LIVE: "weakref.WeakSet[MemoryExecProcess]" = weakref.WeakSet()
@@ -51,6 +52,17 @@ def memory_bin() -> str:
 
 def _current_test() -> Optional[str]:
     return os.environ.get("PYTEST_CURRENT_TEST")
+
+
+def _shorten(value: Any) -> Any:
+    """`value` with strings over LOG_VALUE_MAX characters cut, for the exchange log."""
+    if isinstance(value, str) and len(value) > LOG_VALUE_MAX:
+        return f"{value[:LOG_VALUE_MAX]}...({len(value)} chars)"
+    if isinstance(value, dict):
+        return {k: _shorten(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shorten(v) for v in value]
+    return value
 
 
 class MemoryExecProcess:
@@ -79,7 +91,8 @@ class MemoryExecProcess:
         log = os.environ.get("SDK_SUITES_LOG")
         if log:
             with open(log, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"test": _current_test(), "sent": request, "got": answer}, ensure_ascii=False) + "\n")
+                entry = {"test": _current_test(), "sent": _shorten(request), "got": _shorten(answer)}
+                f.write(json.dumps(entry, ensure_ascii=False) + "\n")
         return answer
 
     def _read_line(self) -> bytes:
