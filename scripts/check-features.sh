@@ -22,8 +22,16 @@ check() {
     local what="$1"
     shift
     echo "check-features: cargo check -p memory-runner $*"
-    if ! cargo check --quiet -p memory-runner --lib "$@"; then
+    local out
+    if ! out="$(cargo check --quiet -p memory-runner --lib "$@" 2>&1)"; then
+        printf '%s\n' "$out" >&2
         fail "memory-runner does not compile with $what"
+    fi
+    # A warning in memory-runner itself (dead code behind a feature, an unused import) fails
+    # too: it is what a user building with these features sees.
+    if grep -q -- '--> crates/memory-runner/' <<<"$out"; then
+        printf '%s\n' "$out" >&2
+        fail "memory-runner compiles with warnings with $what"
     fi
 }
 

@@ -225,7 +225,7 @@ pub(crate) fn finish_options(
 }
 
 /// The path after `scheme:`; `scheme:///abs` and `scheme://` + `/abs` give `/abs`.
-#[cfg(any(feature = "fs", feature = "sqlite", feature = "stores"))]
+#[cfg(feature = "stores")]
 pub(crate) fn path_part(
     url: &StoreUrl,
     rest: &str,

@@ -42,8 +42,6 @@ use std::sync::Arc;
 
 use memory_core::Storage;
 
-#[cfg(any(feature = "fs", feature = "sqlite"))]
-use crate::options::path_part;
 pub use crate::options::{BoxError, OpenError, OpenOptions};
 use crate::options::{after_scheme, finish_options, split_options};
 pub use crate::url::{Scheme, StoreUrl, StoreUrlError, compiled_schemes};
@@ -142,66 +140,93 @@ mod backends {
         Ok(Arc::new(memory_core::InMemoryStorage::new()))
     }
 
+    /// A backend's typed open error: its option refusals as [`OpenError::Options`], the rest
+    /// as [`OpenError::Open`] (kept typed behind the box).
+    #[cfg(any(feature = "fs", feature = "sqlite", feature = "s3"))]
+    fn open_error(
+        url: &StoreUrl,
+        refused: Result<memory_core::options::OptionsError, BoxError>,
+    ) -> OpenError {
+        match refused {
+            Ok(source) => OpenError::Options {
+                url: url.to_string(),
+                source,
+            },
+            Err(source) => OpenError::Open {
+                url: url.to_string(),
+                source,
+            },
+        }
+    }
+
     /// Runs a blocking open on the blocking pool.
     #[cfg(any(feature = "fs", feature = "sqlite"))]
     async fn open_blocking<S: Storage + Send + 'static>(
         url: &StoreUrl,
-        backend: &'static str,
-        open: impl FnOnce() -> memory_core::Result<S> + Send + 'static,
+        open: impl FnOnce() -> Result<S, OpenError> + Send + 'static,
     ) -> Result<Arc<dyn Storage>, OpenError> {
-        let opened = tokio::task::spawn_blocking(open)
+        let store = tokio::task::spawn_blocking(open)
             .await
-            .map_err(|e| memory_core::Error::backend(backend, e))
-            .and_then(|r| r);
-        let store = opened.map_err(|source| OpenError::Backend {
-            url: url.to_string(),
-            source,
-        })?;
+            .map_err(|e| OpenError::Backend {
+                url: url.to_string(),
+                source: memory_core::Error::backend("open", e),
+            })??;
         Ok(Arc::new(store))
     }
 
+    /// memory-fs owns `PATH`, `file:PATH` and their options.
     #[cfg(feature = "fs")]
     pub(super) async fn dir(
         url: &StoreUrl,
         options: &OpenOptions,
     ) -> Result<Arc<dyn Storage>, OpenError> {
-        let (base, store_options) = split_options(url, url.as_str(), options)?;
-        let path = path_part(url, after_scheme(&base), "file:PATH")?;
-        finish_options(url, store_options, &[])?;
+        use memory_fs::{FsOpenError, FsStorage};
+        let (owned, given) = (url.clone(), options.store_options.clone());
         // Opening creates and checks the directory: blocking work.
-        open_blocking(url, "fs", move || memory_fs::FsStorage::new(path)).await
+        open_blocking(url, move || {
+            FsStorage::from_url(owned.as_str(), given).map_err(|e| match e {
+                FsOpenError::Options(refused) => open_error(&owned, Ok(refused)),
+                other => open_error(&owned, Err(Box::new(other))),
+            })
+        })
+        .await
     }
 
+    /// memory-sqlite owns `sqlite:PATH` and its options.
     #[cfg(feature = "sqlite")]
     pub(super) async fn sqlite(
         url: &StoreUrl,
         options: &OpenOptions,
     ) -> Result<Arc<dyn Storage>, OpenError> {
-        let (base, store_options) = split_options(url, url.as_str(), options)?;
-        let path = path_part(url, after_scheme(&base), "sqlite:PATH")?;
-        finish_options(url, store_options, &[])?;
+        use memory_sqlite::{SqliteOpenError, SqliteStorage};
+        let (owned, given) = (url.clone(), options.store_options.clone());
         // Opening reads (and may wait for) the database file: blocking work.
-        open_blocking(url, "sqlite", move || {
-            memory_sqlite::SqliteStorage::open(path)
+        open_blocking(url, move || {
+            SqliteStorage::from_url(owned.as_str(), given).map_err(|e| match e {
+                SqliteOpenError::Options(refused) => open_error(&owned, Ok(refused)),
+                other => open_error(&owned, Err(Box::new(other))),
+            })
         })
         .await
     }
 
+    /// memory-s3 owns `s3://BUCKET[/PREFIX]` and its options; the `AWS_*` variables are read
+    /// only when the options ask for the environment.
     #[cfg(feature = "s3")]
     pub(super) fn s3(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn Storage>, OpenError> {
-        let backend = |source| OpenError::Backend {
-            url: url.to_string(),
-            source,
+        use memory_s3::{ObjectStoreStorage, S3OpenError};
+        let given = options.store_options.clone();
+        let opened = if options.environment {
+            ObjectStoreStorage::from_url_and_env(url.as_str(), given)
+        } else {
+            ObjectStoreStorage::from_url(url.as_str(), given)
         };
-        let (base, store_options) = split_options(url, url.as_str(), options)?;
-        // memory-s3 owns the `s3://` form.
-        let mut s3 = memory_s3::S3Options::from_url(&base).map_err(backend)?;
-        if options.environment {
-            s3 = s3.with_env();
-        }
-        finish_options(url, store_options, &[])?;
         // Sends nothing: a wrong endpoint shows on first use.
-        Ok(Arc::new(s3.build().map_err(backend)?))
+        let store = opened.map_err(|e| match e {
+            S3OpenError::Options(refused) => open_error(url, Ok(refused)),
+            other => open_error(url, Err(Box::new(other))),
+        })?;
+        Ok(Arc::new(store))
     }
 
     #[cfg(feature = "postgres")]
@@ -283,10 +308,11 @@ fn encrypt(
     })
 }
 
-/// Opens one mount of `memory run --mount NAME=URL[:ro]`: any store URL, mounted at
+/// Opens one mount of `memory run --mount [NAME=]URL[:ro]`: any store URL, mounted at
 /// `/memories/<slug of NAME>` with the spec's access. A versioned store (`store+…`) is fetched
-/// at once, so a wrong id, key or server is reported here, and its description goes into the
-/// mount note.
+/// at once, so a wrong id, key or server is reported here; its description goes into the
+/// mount note, and without `NAME=` its display name names the folder (any other store needs
+/// `NAME=`).
 ///
 /// Give every mount of one run the same [`OpenOptions::with_session_id`], so that all its
 /// writes are one session's.
@@ -329,15 +355,23 @@ pub async fn open_mount(
     match url.scheme() {
         Scheme::StoreSqlite | Scheme::StoreHttp => {
             let (storage, store) = crate::stores::open_store(&url, options).await?;
-            Ok(
-                Mount::new(spec.name.clone(), Arc::new(storage), spec.access)
-                    .with_id(store.id)
-                    .with_description(store.description),
-            )
+            // Without `NAME=`, the folder is named after the store, as the hosted product does.
+            let name = spec.name.clone().unwrap_or_else(|| store.name.clone());
+            Ok(Mount::new(name, Arc::new(storage), spec.access)
+                .with_id(store.id)
+                .with_description(store.description))
         }
         _ => {
+            let Some(name) = spec.name.clone() else {
+                return Err(OpenError::Unavailable {
+                    url: url.to_string(),
+                    reason: "only a versioned memory store (store+…) names its own folder; \
+                             write the mount as NAME=URL"
+                        .to_owned(),
+                });
+            };
             let storage = open_url(&url, options).await?;
-            Ok(Mount::new(spec.name.clone(), storage, spec.access))
+            Ok(Mount::new(name, storage, spec.access))
         }
     }
 }
@@ -452,7 +486,31 @@ mod tests {
             let file = dir.path().join(sub).join("memories/a.md");
             assert_eq!(std::fs::read_to_string(file).unwrap(), "x");
         }
-        assert!(open_err("file:").await.to_string().contains("file:PATH"));
+        let err = open_err("file:").await;
+        let OpenError::Open { source, .. } = &err else {
+            panic!("{err:?}");
+        };
+        assert!(
+            source.downcast_ref::<memory_fs::FsOpenError>().is_some(),
+            "{err:?}"
+        );
+        // memory-fs's options, from the URL or from the program.
+        let url = format!("file:{}?sync=none", dir.path().join("d").display());
+        open(&url).await.unwrap();
+        let bogus = format!("{}?bogus=1", dir.path().join("e").display());
+        let err = open_err(&bogus).await;
+        assert!(matches!(err, OpenError::Options { .. }), "{err:?}");
+        assert!(err.to_string().contains("`bogus`"), "{err}");
+        assert!(err.to_string().contains("sync"), "{err}");
+        assert!(
+            !dir.path().join("e").exists(),
+            "nothing is created for a refused option"
+        );
+        let options = OpenOptions::new().with_store_option("sync", "fast");
+        let err = open_with(&dir.path().join("f").display().to_string(), &options)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, OpenError::Options { .. }), "{err:?}");
     }
 
     #[cfg(feature = "sqlite")]
@@ -480,9 +538,20 @@ mod tests {
         // Nothing is sent on open, so no server is needed.
         let store = open("s3://agent-memory/team-a").await.unwrap();
         assert_eq!(store.to_string(), "S3(s3://agent-memory/team-a)");
-        // memory-s3's parser, not one of ours.
+        // memory-s3's parser and options, not ours: its typed error, kept behind the box.
         let err = open_err("s3://").await;
-        assert!(matches!(err, OpenError::Backend { .. }), "{err:?}");
+        let OpenError::Open { source, .. } = &err else {
+            panic!("{err:?}");
+        };
+        assert!(
+            source.downcast_ref::<memory_s3::S3OpenError>().is_some(),
+            "{err:?}"
+        );
+        let err = open_err("s3://b?bogus=1").await;
+        assert!(matches!(err, OpenError::Options { .. }), "{err:?}");
+        assert!(err.to_string().contains("`bogus`"), "{err}");
+        let store = open("s3://b/p?region=eu-west-1").await.unwrap();
+        assert_eq!(store.to_string(), "S3(s3://b/p)");
     }
 
     #[cfg(feature = "stores")]
@@ -544,6 +613,16 @@ mod tests {
         let encrypted = options.with_encryption_key_file(dir.path().join("key"));
         let err = open_url(&url, &encrypted).await.expect_err("no envelope");
         assert!(err.to_string().contains("cannot be encrypted"), "{err}");
+    }
+
+    #[cfg(feature = "stores")]
+    #[tokio::test]
+    async fn mounts_of_plain_stores_need_a_name() {
+        let named: memory_mounts::MountSpec = "notes=mem:".parse().unwrap();
+        open_mount(&named, &OpenOptions::new()).await.unwrap();
+        let unnamed: memory_mounts::MountSpec = "mem:".parse().unwrap();
+        let err = open_mount(&unnamed, &OpenOptions::new()).await.unwrap_err();
+        assert!(err.to_string().contains("NAME=URL"), "{err}");
     }
 
     #[cfg(feature = "encrypted")]
