@@ -42,6 +42,19 @@ pub fn client_config() -> Result<ClientConfig, TlsError> {
         .with_no_client_auth())
 }
 
+/// A rustls client configuration trusting only `roots` (a private CA, e.g. PostgreSQL's
+/// `sslrootcert`) instead of the platform's store: the ring provider, TLS 1.2 and 1.3, no
+/// client certificate, no ALPN.
+///
+/// # Errors
+/// [`TlsError`] when the provider refuses the protocol versions.
+pub fn client_config_with_roots(roots: rustls::RootCertStore) -> Result<ClientConfig, TlsError> {
+    Ok(ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
 /// [`client_config`] for an HTTP/1.1 client: ALPN offers `http/1.1`.
 ///
 /// # Errors
@@ -73,6 +86,8 @@ mod tests {
         assert!(CryptoProvider::get_default().is_some());
         let config = client_config().unwrap();
         assert!(config.alpn_protocols.is_empty());
+        let private = client_config_with_roots(rustls::RootCertStore::empty()).unwrap();
+        assert!(private.alpn_protocols.is_empty());
     }
 
     #[cfg(feature = "reqwest")]
