@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use memory_core::{
     Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
@@ -65,6 +66,8 @@ pub struct ObjectStoreStorage {
     pub(crate) label: String,
     /// Where the store is, for error messages: endpoint and bucket, or the store's name.
     pub(crate) location: String,
+    /// Files lately read or written, to revalidate with `If-None-Match` (see `ViewCache`).
+    views: Mutex<ViewCache>,
     /// Foreign entries the S3 client's HTTP layer took out of LIST answers.
     filtered: Arc<Skipped>,
     /// Foreign entries the most recent listing skipped.
@@ -110,6 +113,7 @@ impl ObjectStoreStorage {
             base,
             counter,
             counter_cache: Mutex::new(None),
+            views: Mutex::new(ViewCache::default()),
             counter_queue: Mutex::new(Vec::new()),
             counter_turn: tokio::sync::Mutex::new(()),
             label,
@@ -356,20 +360,46 @@ impl ObjectStoreStorage {
             mode: PutMode::Create,
             ..PutOptions::default()
         };
+        let bytes = Bytes::from(contents);
         let put = self
             .store
-            .put_opts(key, PutPayload::from(contents), options)
+            .put_opts(key, PutPayload::from(bytes.clone()), options)
             .await;
         if put.is_err() {
             self.release(1).await;
         }
         match put {
-            Ok(result) => self.version_of(key, result.e_tag, result.version),
+            Ok(result) => self.remember(key, bytes, result.e_tag, result.version),
             Err(object_store::Error::AlreadyExists { .. }) => {
                 Err(Error::AlreadyExists { path: path.clone() })
             }
             Err(e) => Err(self.request_error("PUT", key, e)),
         }
+    }
+
+    fn views(&self) -> std::sync::MutexGuard<'_, ViewCache> {
+        // A cache of whole entries, each changed in one step: usable after a panic elsewhere.
+        self.views.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The version of what was just written, and the bytes kept for the next view.
+    fn remember(
+        &self,
+        key: &Path,
+        contents: Bytes,
+        e_tag: Option<String>,
+        version: Option<String>,
+    ) -> Result<Version> {
+        let token = self.version_of(key, e_tag.clone(), version.clone())?;
+        self.views().put(
+            key,
+            CachedView {
+                e_tag,
+                version,
+                contents,
+            },
+        );
+        Ok(token)
     }
 
     /// Deletes every key, in the store's batches (S3: one request per 1,000 keys).
@@ -378,6 +408,12 @@ impl ObjectStoreStorage {
             return Ok(());
         }
         let first = keys[0].clone();
+        {
+            let mut views = self.views();
+            for key in &keys {
+                views.remove(key);
+            }
+        }
         let locations: BoxStream<'static, object_store::Result<Path>> =
             stream::iter(keys.into_iter().map(Ok)).boxed();
         let mut deleted = self.store.delete_stream(locations);
@@ -388,6 +424,61 @@ impl ObjectStoreStorage {
             }
         }
         Ok(())
+    }
+}
+
+/// Most files the view cache keeps, and most bytes in all.
+const VIEW_CACHE_FILES: usize = 64;
+const VIEW_CACHE_BYTES: usize = 1 << 20;
+
+/// A file as last read or written: its ETag (and version id) and bytes.
+#[derive(Clone)]
+struct CachedView {
+    e_tag: Option<String>,
+    version: Option<String>,
+    contents: Bytes,
+}
+
+/// A small bounded cache of files lately read or written, so that a repeated view of an
+/// unchanged file costs a `304 Not Modified` instead of the bytes. It is always revalidated
+/// (never answers without asking the server), so it can never serve stale content; the oldest
+/// entries go first when it holds more than [`VIEW_CACHE_FILES`] files or
+/// [`VIEW_CACHE_BYTES`] bytes.
+#[derive(Default)]
+struct ViewCache {
+    entries: std::collections::VecDeque<(Path, CachedView)>,
+    bytes: usize,
+}
+
+impl ViewCache {
+    fn get(&self, key: &Path) -> Option<CachedView> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    }
+
+    fn remove(&mut self, key: &Path) {
+        if let Some(at) = self.entries.iter().position(|(k, _)| k == key)
+            && let Some((_, old)) = self.entries.remove(at)
+        {
+            self.bytes -= old.contents.len();
+        }
+    }
+
+    fn put(&mut self, key: &Path, view: CachedView) {
+        self.remove(key);
+        if view.e_tag.is_none() || view.contents.len() > VIEW_CACHE_BYTES / 4 {
+            return;
+        }
+        self.bytes += view.contents.len();
+        self.entries.push_back((key.clone(), view));
+        while self.entries.len() > VIEW_CACHE_FILES || self.bytes > VIEW_CACHE_BYTES {
+            match self.entries.pop_front() {
+                Some((_, old)) => self.bytes -= old.contents.len(),
+                None => break,
+            }
+        }
     }
 }
 
@@ -446,15 +537,30 @@ impl fmt::Display for ObjectStoreStorage {
 
 #[async_trait]
 impl Storage for ObjectStoreStorage {
-    /// One GET.
+    /// One GET; for a file this store read or wrote lately, a conditional GET
+    /// (`If-None-Match`) that the server answers `304 Not Modified`, without the bytes, when
+    /// the file has not changed.
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
         if path.is_root() {
             return Err(Error::NotFound { path: path.clone() });
         }
         let key = self.key(path)?;
-        let result = match self.store.get_opts(&key, GetOptions::default()).await {
+        let cached = self.views().get(&key);
+        let options = GetOptions {
+            if_none_match: cached.as_ref().and_then(|c| c.e_tag.clone()),
+            ..GetOptions::default()
+        };
+        let result = match self.store.get_opts(&key, options).await {
             Ok(result) => result,
+            Err(object_store::Error::NotModified { .. }) if cached.is_some() => {
+                let cached = cached.expect("checked above");
+                return Ok(StoredFile {
+                    contents: cached.contents.to_vec(),
+                    version: self.version_of(&key, cached.e_tag, cached.version)?,
+                });
+            }
             Err(object_store::Error::NotFound { .. }) => {
+                self.views().remove(&key);
                 return Err(Error::NotFound { path: path.clone() });
             }
             Err(e) => return Err(self.request_error("GET", &key, e)),
@@ -464,6 +570,14 @@ impl Storage for ObjectStoreStorage {
             .bytes()
             .await
             .map_err(|e| self.request_error("GET", &key, e))?;
+        self.views().put(
+            &key,
+            CachedView {
+                e_tag: meta.e_tag.clone(),
+                version: meta.version.clone(),
+                contents: contents.clone(),
+            },
+        );
         Ok(StoredFile {
             contents: contents.to_vec(),
             version: self.version_of(&key, meta.e_tag, meta.version)?,
@@ -507,15 +621,16 @@ impl Storage for ObjectStoreStorage {
                     mode: PutMode::Overwrite,
                     ..PutOptions::default()
                 };
+                let bytes = Bytes::from(contents);
                 let put = self
                     .store
-                    .put_opts(&key, PutPayload::from(contents), options)
+                    .put_opts(&key, PutPayload::from(bytes.clone()), options)
                     .await;
                 if put.is_err() && existing.is_none() {
                     self.release(1).await;
                 }
                 return match put {
-                    Ok(result) => self.version_of(&key, result.e_tag, result.version),
+                    Ok(result) => self.remember(&key, bytes, result.e_tag, result.version),
                     Err(e) => Err(self.request_error("PUT", &key, e)),
                 };
             }
@@ -525,12 +640,13 @@ impl Storage for ObjectStoreStorage {
             mode: PutMode::Update(update_version(&version)),
             ..PutOptions::default()
         };
+        let bytes = Bytes::from(contents);
         match self
             .store
-            .put_opts(&key, PutPayload::from(contents), options)
+            .put_opts(&key, PutPayload::from(bytes.clone()), options)
             .await
         {
-            Ok(result) => self.version_of(&key, result.e_tag, result.version),
+            Ok(result) => self.remember(&key, bytes, result.e_tag, result.version),
             Err(
                 object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. },
             ) => Err(self.explain_failed_update(path, &key).await),

@@ -13,6 +13,7 @@ mod common;
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -54,6 +55,8 @@ fn calls(list: &[&str]) -> Vec<String> {
 struct Recorder {
     inner: InMemory,
     log: Log,
+    /// GETs answered `304 Not Modified` (an `If-None-Match` that matched).
+    not_modified: Arc<AtomicUsize>,
 }
 
 impl fmt::Display for Recorder {
@@ -99,7 +102,11 @@ impl ObjectStore for Recorder {
         options: GetOptions,
     ) -> object_store::Result<GetResult> {
         self.record(if options.head { "HEAD" } else { "GET" });
-        self.inner.get_opts(location, options).await
+        let result = self.inner.get_opts(location, options).await;
+        if matches!(result, Err(object_store::Error::NotModified { .. })) {
+            self.not_modified.fetch_add(1, Ordering::Relaxed);
+        }
+        result
     }
 
     async fn get_ranges(
@@ -160,15 +167,70 @@ fn p(raw: &str) -> MemoryPath {
 }
 
 fn recorded_store() -> (ObjectStoreStorage, Log) {
+    let (storage, log, _) = recorded_store_and_304s();
+    (storage, log)
+}
+
+fn recorded_store_and_304s() -> (ObjectStoreStorage, Log, Arc<AtomicUsize>) {
     let log: Log = Arc::default();
+    let not_modified = Arc::new(AtomicUsize::new(0));
     let recorder = Recorder {
         inner: InMemory::new(),
         log: Arc::clone(&log),
+        not_modified: Arc::clone(&not_modified),
     };
     (
         ObjectStoreStorage::new(Arc::new(recorder), "counted").unwrap(),
         log,
+        not_modified,
     )
+}
+
+/// A repeated view of an unchanged file is still one GET, answered `304 Not Modified` from
+/// the small cache of files lately read or written; a file changed by another store is read
+/// again in full, never served stale.
+#[tokio::test]
+async fn repeated_views_revalidate() {
+    let (s, log, not_modified) = recorded_store_and_304s();
+    let tool = MemoryTool::new(s);
+    seed(tool.storage(), &log).await;
+    let view = json!({"command": "view", "path": "/memories/notes.md"});
+    for round in 0..3 {
+        let out = tool.execute(&view).await;
+        assert!(!out.is_error, "{out:?}");
+        assert!(out.text().unwrap_or_default().contains("two"), "{out:?}");
+        assert_eq!(take(&log), calls(&["GET"]), "view {round}");
+    }
+    // The seed's write was remembered, so even the first view was a 304.
+    assert_eq!(not_modified.load(Ordering::Relaxed), 3);
+    // Another store (another host) changes the file: the next view reads the new bytes.
+    let other =
+        ObjectStoreStorage::new(Arc::clone(tool.storage().object_store()), "counted").unwrap();
+    let v = other.read(&p("/memories/notes.md")).await.unwrap().version;
+    other
+        .write(
+            &p("/memories/notes.md"),
+            b"changed\n".to_vec(),
+            WriteMode::Update(v),
+        )
+        .await
+        .unwrap();
+    take(&log);
+    let out = tool.execute(&view).await;
+    assert!(
+        out.text().unwrap_or_default().contains("changed"),
+        "{out:?}"
+    );
+    assert_eq!(take(&log), calls(&["GET"]));
+    assert_eq!(
+        not_modified.load(Ordering::Relaxed),
+        3,
+        "read in full, not a 304"
+    );
+    // A deleted file is not served from the cache either.
+    other.delete(&p("/memories/notes.md")).await.unwrap();
+    let out = tool.execute(&view).await;
+    assert!(out.is_error, "{out:?}");
 }
 
 async fn seed(storage: &dyn Storage, log: &Log) {
