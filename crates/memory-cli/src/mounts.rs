@@ -55,7 +55,7 @@ impl MountArgs {
         }
         let mut opened = Vec::with_capacity(self.mounts.len());
         for spec in &self.mounts {
-            let failed = |text: String| format!("cannot mount `{}`: {text}", spec.name);
+            let failed = |text: String| format!("cannot mount `{}`: {text}", spec.label());
             let url: StoreUrl = spec
                 .url
                 .parse()

@@ -12,8 +12,13 @@ mod store;
 
 #[cfg(feature = "http")]
 pub use http::HttpStores;
-pub use mounts::{Access, EMPTY_MARK, MAX_MOUNTS, Mount, MountError, Mounts, MountsError, slug};
-pub use spec::{MountSpec, MountSpecError, new_session_id};
+pub use mounts::{
+    Access, EMPTY_MARK, MAX_INSTRUCTIONS_CHARS, MAX_MOUNTS, Mount, MountError, Mounts, MountsError,
+    slug,
+};
+pub use spec::{
+    MountInstructions, MountInstructionsError, MountSpec, MountSpecError, new_session_id,
+};
 pub use store::StoreStorage;
 
 /// The store engine, for opening stores and reading their history.

@@ -18,6 +18,9 @@ use crate::store::StoreStorage;
 /// session).
 pub const MAX_MOUNTS: usize = 8;
 
+/// The most characters of one mount's instructions (the hosted attachment's limit).
+pub const MAX_INSTRUCTIONS_CHARS: usize = 4096;
+
 /// The hidden name [`Mounts`] lists in an empty mount's folder, so that the tool's views (which
 /// show directories that hold files) show the folder.
 pub const EMPTY_MARK: &str = ".mount";
@@ -80,6 +83,7 @@ pub fn slug(name: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct Mount {
     name: String,
+    folder: Option<String>,
     id: Option<String>,
     description: String,
     instructions: Option<String>,
@@ -92,6 +96,7 @@ impl Mount {
     pub fn new(name: impl Into<String>, storage: Arc<dyn Storage>, access: Access) -> Self {
         Mount {
             name: name.into(),
+            folder: None,
             id: None,
             description: String::new(),
             instructions: None,
@@ -112,6 +117,19 @@ impl Mount {
         access: Access,
     ) -> std::result::Result<Self, MountError> {
         let store = storage.retrieve().await?;
+        Self::from_store(storage, store, access)
+    }
+
+    /// [`Mount::store`] with the store already fetched (`store` must be the one `storage`
+    /// names): its display name gives the folder, its description reaches the note.
+    ///
+    /// # Errors
+    /// [`MountError::Archived`] for an archived store.
+    pub fn from_store(
+        storage: StoreStorage,
+        store: memory_store::Store,
+        access: Access,
+    ) -> std::result::Result<Self, MountError> {
         if store.archived_at.is_some() {
             return Err(MountError::Archived {
                 id: store.id,
@@ -121,6 +139,13 @@ impl Mount {
         Ok(Mount::new(store.name, Arc::new(storage), access)
             .with_id(store.id)
             .with_description(store.description))
+    }
+
+    /// The folder name to use instead of the name's (`--mount NAME=URL`): the slug comes from
+    /// it; the note still shows the mount's name.
+    pub fn with_folder(mut self, folder: impl Into<String>) -> Self {
+        self.folder = Some(folder.into());
+        self
     }
 
     /// The store's id: the slug when the name leaves none.
@@ -135,7 +160,8 @@ impl Mount {
         self
     }
 
-    /// How to use the store, for the model (the attachment's `instructions`).
+    /// How to use the store, for the model (the attachment's `instructions`, at most
+    /// [`MAX_INSTRUCTIONS_CHARS`]; [`Mounts::new`] refuses longer ones).
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
         self
@@ -144,6 +170,11 @@ impl Mount {
     /// Its name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The folder name given with [`with_folder`](Self::with_folder), if any.
+    pub fn folder(&self) -> Option<&str> {
+        self.folder.as_deref()
     }
 
     /// Its description (empty when unset).
@@ -191,6 +222,24 @@ pub enum MountsError {
     /// More than [`MAX_MOUNTS`] mounts.
     #[error("at most {MAX_MOUNTS} stores can be mounted at once, got {0}")]
     TooMany(usize),
+    /// A mount's instructions are longer than [`MAX_INSTRUCTIONS_CHARS`].
+    #[error(
+        "the instructions of the mount `{folder}` are {chars} characters; at most {MAX_INSTRUCTIONS_CHARS} are allowed"
+    )]
+    InstructionsTooLong {
+        /// The mount's folder name.
+        folder: String,
+        /// Their length in characters.
+        chars: usize,
+    },
+    /// Instructions for a folder name that no mount has.
+    #[error("no mount has the folder name `{folder}` (the folders are: {known})")]
+    NoSuchFolder {
+        /// The name given.
+        folder: String,
+        /// The mounts' folder names, comma-separated.
+        known: String,
+    },
 }
 
 /// A mount and where it is.
@@ -277,7 +326,7 @@ impl Mounts {
         let mut taken = BTreeSet::new();
         let mut out = Vec::with_capacity(mounts.len());
         for mount in mounts {
-            let mut base = slug(&mount.name);
+            let mut base = slug(mount.folder.as_deref().unwrap_or(&mount.name));
             if base.is_empty() {
                 base = mount
                     .id
@@ -296,6 +345,17 @@ impl Mounts {
             let root = MemoryPath::root()
                 .join(&candidate)
                 .expect("slugs are short names of [a-z0-9_-]");
+            if let Some(chars) = mount
+                .instructions
+                .as_deref()
+                .map(|i| i.chars().count())
+                .filter(|n| *n > MAX_INSTRUCTIONS_CHARS)
+            {
+                return Err(MountsError::InstructionsTooLong {
+                    folder: candidate,
+                    chars,
+                });
+            }
             let storage: Arc<dyn Storage> = match mount.access {
                 Access::ReadWrite => Arc::clone(&mount.storage),
                 Access::ReadOnly => {
@@ -320,6 +380,47 @@ impl Mounts {
     /// The slug of each mount, in table order.
     pub fn slugs(&self) -> impl Iterator<Item = &str> {
         self.mounts.iter().map(|m| m.slug.as_str())
+    }
+
+    /// The folder of the mount whose folder name is `slug` (`/memories/<slug>`), like the
+    /// hosted API's `mount_path`.
+    pub fn mount_path(&self, slug: &str) -> Option<&MemoryPath> {
+        self.mounts.iter().find(|m| m.slug == slug).map(|m| &m.root)
+    }
+
+    /// Sets the instructions of the mount whose folder name is `folder` (`--mount-instructions
+    /// NAME=TEXT`), so that they reach [`note`](Self::note).
+    ///
+    /// # Errors
+    /// [`MountsError::NoSuchFolder`] for a folder name no mount has;
+    /// [`MountsError::InstructionsTooLong`] over [`MAX_INSTRUCTIONS_CHARS`].
+    pub fn with_instructions_for(
+        mut self,
+        folder: &str,
+        text: impl Into<String>,
+    ) -> std::result::Result<Self, MountsError> {
+        let text = text.into();
+        let known = self
+            .mounts
+            .iter()
+            .map(|m| m.slug.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let Some(m) = self.mounts.iter_mut().find(|m| m.slug == folder) else {
+            return Err(MountsError::NoSuchFolder {
+                folder: folder.to_owned(),
+                known,
+            });
+        };
+        let chars = text.chars().count();
+        if chars > MAX_INSTRUCTIONS_CHARS {
+            return Err(MountsError::InstructionsTooLong {
+                folder: folder.to_owned(),
+                chars,
+            });
+        }
+        m.mount.instructions = Some(text);
+        Ok(self)
     }
 
     /// The note for the system prompt (or an MCP tool description): a line on where the

@@ -5,60 +5,81 @@ use std::str::FromStr;
 
 use crate::Access;
 
-/// One `--mount NAME=URL[:ro]` option: the mount's name (its slug comes from it), the store
-/// URL as written (parsed by the one store-URL parser, memory-runner's `StoreUrl`, not here),
-/// and the access: a final `:ro` makes the mount read-only, a final `:rw` (or nothing) leaves
-/// it read-write.
+/// One `--mount [NAME=]URL[:ro]` option: the store URL as written (parsed by the one
+/// store-URL parser, memory-runner's `StoreUrl`, not here), an optional folder name, and the
+/// access: a final `:ro` makes the mount read-only, a final `:rw` (or nothing) leaves it
+/// read-write.
+///
+/// Without `NAME=`, a memory store's folder is the slug of its display name (as the hosted
+/// product mounts it); `NAME=` overrides the folder. The text before the first `=` is a name
+/// only when it holds none of `:/?#` (so `store+sqlite:db?sync=full#id` is a URL, not a name).
 ///
 /// ```
 /// use memory_mounts::{Access, MountSpec};
 ///
 /// let spec: MountSpec = "Team Handbook=store+sqlite:./stores.db#memstore_01abc:ro".parse().unwrap();
-/// assert_eq!(spec.name, "Team Handbook");
+/// assert_eq!(spec.name.as_deref(), Some("Team Handbook"));
 /// assert_eq!(spec.url, "store+sqlite:./stores.db#memstore_01abc");
 /// assert_eq!(spec.access, Access::ReadOnly);
+///
+/// let spec: MountSpec = "store+http://127.0.0.1:8080#memstore_01abc".parse().unwrap();
+/// assert_eq!((spec.name, spec.access), (None, Access::ReadWrite));
 ///
 /// let spec: MountSpec = "notes=./notes".parse().unwrap();
 /// assert_eq!((spec.url.as_str(), spec.access), ("./notes", Access::ReadWrite));
 /// assert!("=./notes".parse::<MountSpec>().is_err());
-/// assert!("notes".parse::<MountSpec>().is_err());
+/// assert!(":ro".parse::<MountSpec>().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountSpec {
-    /// The mount's name, shown to the model; the slug is derived from it.
-    pub name: String,
+    /// The folder name given with `NAME=` (the slug is derived from it), if any.
+    pub name: Option<String>,
     /// The store URL.
     pub url: String,
     /// Read-only (`:ro`) or read-write.
     pub access: Access,
 }
 
-/// Why a `--mount` value is not `NAME=URL[:ro]`.
+impl MountSpec {
+    /// What to call this mount in messages: its name, else its URL.
+    pub fn label(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.url)
+    }
+}
+
+/// Why a `--mount` value is not `[NAME=]URL[:ro]`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MountSpecError {
-    /// No `=`.
-    #[error(
-        "a mount is NAME=URL[:ro], e.g. notes=./notes or handbook=store+sqlite:stores.db#memstore_...:ro"
-    )]
-    Shape,
     /// An empty name, one over 255 characters, or one with control characters.
     #[error("a mount name is 1 to 255 characters without control characters")]
     Name,
-    /// Nothing after `=` (or only `:ro`).
-    #[error("the mount `{0}` has no store URL after `=`")]
+    /// No store URL (nothing after `=`, or only `:ro`).
+    #[error("the mount `{0}` has no store URL")]
     Url(String),
+}
+
+fn is_name(text: &str) -> bool {
+    !text.contains([':', '/', '?', '#'])
 }
 
 impl FromStr for MountSpec {
     type Err = MountSpecError;
 
     fn from_str(raw: &str) -> Result<Self, Self::Err> {
-        let (name, rest) = raw.split_once('=').ok_or(MountSpecError::Shape)?;
-        let name = name.trim();
-        if name.is_empty() || name.chars().count() > 255 || name.chars().any(char::is_control) {
-            return Err(MountSpecError::Name);
-        }
+        let (name, rest) = match raw.split_once('=') {
+            Some((name, rest)) if is_name(name) => {
+                let name = name.trim();
+                if name.is_empty()
+                    || name.chars().count() > 255
+                    || name.chars().any(char::is_control)
+                {
+                    return Err(MountSpecError::Name);
+                }
+                (Some(name.to_owned()), rest)
+            }
+            _ => (None, raw),
+        };
         let (url, access) = if let Some(url) = rest.strip_suffix(":ro") {
             (url, Access::ReadOnly)
         } else if let Some(url) = rest.strip_suffix(":rw") {
@@ -67,10 +88,12 @@ impl FromStr for MountSpec {
             (rest, Access::ReadWrite)
         };
         if url.is_empty() {
-            return Err(MountSpecError::Url(name.to_owned()));
+            return Err(MountSpecError::Url(
+                name.clone().unwrap_or_else(|| raw.to_owned()),
+            ));
         }
         Ok(MountSpec {
-            name: name.to_owned(),
+            name,
             url: url.to_owned(),
             access,
         })
@@ -83,7 +106,49 @@ impl fmt::Display for MountSpec {
             Access::ReadOnly => ":ro",
             Access::ReadWrite => "",
         };
-        write!(f, "{}={}{ro}", self.name, self.url)
+        match &self.name {
+            Some(name) => write!(f, "{name}={}{ro}", self.url),
+            None => write!(f, "{}{ro}", self.url),
+        }
+    }
+}
+
+/// One `--mount-instructions NAME=TEXT` option: the instructions for the mount whose folder
+/// name is `NAME` (see [`Mounts::with_instructions_for`](crate::Mounts::with_instructions_for)).
+///
+/// ```
+/// use memory_mounts::MountInstructions;
+///
+/// let i: MountInstructions = "team-handbook=Check it before answering.".parse().unwrap();
+/// assert_eq!((i.folder.as_str(), i.text.as_str()), ("team-handbook", "Check it before answering."));
+/// assert!("no-equals".parse::<MountInstructions>().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountInstructions {
+    /// The mount's folder name (`team-handbook` for `/memories/team-handbook`).
+    pub folder: String,
+    /// The instructions.
+    pub text: String,
+}
+
+/// Why a `--mount-instructions` value is not `NAME=TEXT`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "mount instructions are NAME=TEXT, NAME the mount's folder name, e.g. team-handbook=Read it first"
+)]
+pub struct MountInstructionsError;
+
+impl FromStr for MountInstructions {
+    type Err = MountInstructionsError;
+
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        match raw.split_once('=') {
+            Some((folder, text)) if !folder.trim().is_empty() => Ok(MountInstructions {
+                folder: folder.trim().to_owned(),
+                text: text.to_owned(),
+            }),
+            _ => Err(MountInstructionsError),
+        }
     }
 }
 
@@ -128,13 +193,20 @@ mod tests {
         assert_eq!(s.access, Access::ReadWrite);
         assert_eq!(s.to_string(), "a=store+http://127.0.0.1:8080#memstore_x");
         let s: MountSpec = "x=y=z:ro".parse().unwrap();
-        assert_eq!((s.name.as_str(), s.url.as_str()), ("x", "y=z"));
+        assert_eq!((s.name.as_deref(), s.url.as_str()), (Some("x"), "y=z"));
         assert_eq!(s.to_string(), "x=y=z:ro");
         assert_eq!(
             "a=:ro".parse::<MountSpec>(),
             Err(MountSpecError::Url("a".into()))
         );
         assert_eq!("\u{7}=x".parse::<MountSpec>(), Err(MountSpecError::Name));
-        assert_eq!("nothing".parse::<MountSpec>(), Err(MountSpecError::Shape));
+        // No name: the URL whole, even with `=` in its options.
+        let s: MountSpec = "store+sqlite:db?sync=full#memstore_x:ro".parse().unwrap();
+        assert_eq!(s.name, None);
+        assert_eq!(s.url, "store+sqlite:db?sync=full#memstore_x");
+        assert_eq!(s.to_string(), "store+sqlite:db?sync=full#memstore_x:ro");
+        assert_eq!(s.label(), "store+sqlite:db?sync=full#memstore_x");
+        let s: MountSpec = "./notes".parse().unwrap();
+        assert_eq!((s.name, s.url.as_str()), (None, "./notes"));
     }
 }

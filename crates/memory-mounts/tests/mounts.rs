@@ -606,3 +606,78 @@ async fn a_full_store_is_store_full_for_the_tool() {
         .await;
     assert!(out.is_error, "{out:?}");
 }
+
+#[tokio::test]
+async fn folders_come_from_the_store_name_unless_overridden_and_instructions_reach_the_note() {
+    let engine = MemoryStores::open_in_memory().unwrap();
+    let handbook = new_store(&engine, "Team Handbook", "How the team works.").await;
+    let notes = new_store(&engine, "User Notes", "").await;
+    let local = |id: &str| StoreStorage::local(engine.clone(), id, SESSION).unwrap();
+    let mounts = Mounts::new([
+        Mount::store(local(&handbook), Access::ReadOnly)
+            .await
+            .unwrap(),
+        Mount::store(local(&notes), Access::ReadWrite)
+            .await
+            .unwrap()
+            .with_folder("mine"),
+    ])
+    .unwrap();
+    assert_eq!(
+        mounts.slugs().collect::<Vec<_>>(),
+        ["team-handbook", "mine"]
+    );
+    assert_eq!(
+        mounts.mount_path("team-handbook").map(|p| p.as_str()),
+        Some("/memories/team-handbook")
+    );
+    assert_eq!(mounts.mount_path("user-notes"), None);
+    let mounts = mounts
+        .with_instructions_for("team-handbook", "Check it first.")
+        .unwrap();
+    let note = mounts.note();
+    assert!(
+        note.contains("- /memories/team-handbook (read-only): \"Team Handbook\". How the team works. Instructions: Check it first."),
+        "{note}"
+    );
+    // The override names the folder; the note still names the store.
+    assert!(
+        note.contains("- /memories/mine (read-write): \"User Notes\"."),
+        "{note}"
+    );
+    let e = mounts
+        .clone()
+        .with_instructions_for("nope", "x")
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no mount has the folder name `nope` (the folders are: team-handbook, mine)"
+    );
+    let long = "x".repeat(memory_mounts::MAX_INSTRUCTIONS_CHARS + 1);
+    let e = mounts
+        .clone()
+        .with_instructions_for("mine", long.clone())
+        .unwrap_err();
+    assert!(
+        matches!(e, MountsError::InstructionsTooLong { chars: 4097, .. }),
+        "{e:?}"
+    );
+    assert!(
+        mounts
+            .with_instructions_for("mine", "é".repeat(memory_mounts::MAX_INSTRUCTIONS_CHARS))
+            .is_ok()
+    );
+    // Too long given on the mount itself: refused by the table.
+    let e = Mounts::new([
+        Mount::new("A", Arc::new(InMemoryStorage::new()), Access::ReadWrite)
+            .with_instructions(long),
+    ])
+    .unwrap_err();
+    assert!(
+        matches!(e, MountsError::InstructionsTooLong { ref folder, .. } if folder == "a"),
+        "{e:?}"
+    );
+    // An archived store, fetched already, is refused too.
+    let store = engine.archive_store(&notes).await.unwrap();
+    assert!(Mount::from_store(local(&notes), store, Access::ReadOnly).is_err());
+}
