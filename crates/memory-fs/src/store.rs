@@ -67,8 +67,10 @@ enum Beneath {
     Opened(std::os::fd::OwnedFd),
     /// The path or one of its ancestors is a symbolic link.
     Link,
-    /// Nothing there, or an ancestor is not a folder.
+    /// Nothing there (every ancestor that exists is a real folder).
     Missing,
+    /// An ancestor is not a folder (a file or a special file).
+    BelowNonDir,
     /// `openat2` cannot answer (the kernel lacks it, a filter forbids it, or it could not rule
     /// out a race): resolve component by component instead.
     Walk,
@@ -123,13 +125,36 @@ fn rel(path: &MemoryPath) -> Result<PathBuf, FsError> {
     Ok(out)
 }
 
+/// What [`Probe::File`] knows about a file.
+#[derive(Debug, Clone, Copy)]
+struct FileInfo {
+    size: u64,
+    modified: Option<SystemTime>,
+}
+
+impl FileInfo {
+    fn from_meta(meta: &Metadata) -> Self {
+        FileInfo {
+            size: meta.len(),
+            modified: meta.modified().ok().map(|t| t.into_std()),
+        }
+    }
+
+    fn from_stat(st: &rustix::fs::Stat) -> Self {
+        FileInfo {
+            size: u64::try_from(st.st_size).unwrap_or(0),
+            modified: modified_time(st.st_mtime, st.st_mtime_nsec),
+        }
+    }
+}
+
 /// What a path is, found without following any link.
 #[derive(Debug)]
 enum Probe {
     /// Nothing there (or an ancestor is missing).
     Missing,
-    /// A regular file.
-    File(Metadata),
+    /// A regular file, with its size and modification time.
+    File(FileInfo),
     /// A real folder (which may or may not hold files).
     Dir,
     /// A special file (a FIFO, a socket, a device): never opened nor shown.
@@ -412,6 +437,23 @@ impl Store {
         if path.is_root() {
             return Ok(Probe::Dir);
         }
+        // One openat2 answers every case but "an ancestor is not a folder" (ENOTDIR), where the
+        // walk below names that ancestor. ENOENT means every existing ancestor is a real
+        // folder (a link or a file on the way would have failed first).
+        match self.beneath(path, OFlags::PATH)? {
+            Beneath::Opened(fd) => {
+                let st = rustix::fs::fstat(&fd).map_err(|e| FsError::io("stat", path, e.into()))?;
+                return Ok(match FileType::from_raw_mode(st.st_mode) {
+                    FileType::RegularFile => Probe::File(FileInfo::from_stat(&st)),
+                    FileType::Directory => Probe::Dir,
+                    FileType::Symlink => Probe::Link,
+                    _ => Probe::Special,
+                });
+            }
+            Beneath::Link => return Ok(Probe::Link),
+            Beneath::Missing => return Ok(Probe::Missing),
+            Beneath::BelowNonDir | Beneath::Walk => {}
+        }
         for ancestor in path.ancestors() {
             match self.lstat(&ancestor)? {
                 None => return Ok(Probe::Missing),
@@ -426,7 +468,7 @@ impl Store {
         Ok(match self.lstat(path)? {
             None => Probe::Missing,
             Some(meta) if meta.is_dir() => Probe::Dir,
-            Some(meta) if meta.is_file() => Probe::File(meta),
+            Some(meta) if meta.is_file() => Probe::File(FileInfo::from_meta(&meta)),
             Some(meta) if meta.file_type().is_symlink() => Probe::Link,
             Some(_) => Probe::Special,
         })
@@ -607,7 +649,8 @@ impl Store {
         ) {
             Ok(fd) => Ok(Beneath::Opened(fd)),
             Err(Errno::LOOP) => Ok(Beneath::Link),
-            Err(Errno::NOENT | Errno::NOTDIR) => Ok(Beneath::Missing),
+            Err(Errno::NOENT) => Ok(Beneath::Missing),
+            Err(Errno::NOTDIR) => Ok(Beneath::BelowNonDir),
             // No openat2 (ENOSYS), a filter (EPERM), flags it does not know (EINVAL), or a
             // concurrent rename it could not rule out (EAGAIN, EXDEV): the walk decides.
             Err(Errno::NOSYS | Errno::PERM | Errno::INVAL | Errno::AGAIN | Errno::XDEV) => {
@@ -642,7 +685,7 @@ impl Store {
                 return Ok(memory_core::StoredFile { contents, version });
             }
             Beneath::Link => return Err(Error::SymbolicLink { path: path.clone() }),
-            Beneath::Missing => return Err(not_found()),
+            Beneath::Missing | Beneath::BelowNonDir => return Err(not_found()),
             Beneath::Walk => {}
         }
         if !matches!(self.probe_unlinked(path)?, Probe::File(_)) {
@@ -684,12 +727,16 @@ impl Store {
                     });
                 }
                 Beneath::Link => return Err(Error::SymbolicLink { path: path.clone() }),
-                Beneath::Missing => return Ok(None),
+                Beneath::Missing | Beneath::BelowNonDir => return Ok(None),
                 Beneath::Walk => {}
             }
         }
         Ok(match self.probe_unlinked(path)? {
-            Probe::File(meta) => Some(Entry::File(Self::meta(path.clone(), &meta))),
+            Probe::File(info) => Some(Entry::File(FileMeta {
+                path: path.clone(),
+                size: info.size,
+                modified: info.modified,
+            })),
             Probe::Dir if path.is_root() || self.has_file_below(path)? => Some(Entry::Directory),
             _ => None,
         })
@@ -710,6 +757,18 @@ impl Store {
 
     // -----------------------------------------------------------------------------------------
     // Folder helpers
+
+    /// Whether `dir` is a real folder, answered by one `openat2` where the kernel has it
+    /// (`false` where it cannot tell: the caller then creates the folders, which checks each).
+    fn is_real_dir(&self, dir: &MemoryPath) -> Result<bool, FsError> {
+        if dir.is_root() {
+            return Ok(true);
+        }
+        Ok(matches!(
+            self.beneath(dir, OFlags::PATH | OFlags::DIRECTORY)?,
+            Beneath::Opened(_)
+        ))
+    }
 
     /// Creates the missing ancestors of `path` (mode 0700), returning those it created,
     /// outermost first. `Ok(None)` means a folder vanished meanwhile: start over.
@@ -865,7 +924,9 @@ impl Store {
         match self.beneath(dir, OFlags::RDONLY | OFlags::DIRECTORY)? {
             Beneath::Opened(fd) => return rustix::fs::fsync(&fd).map_err(|e| failed(e.into())),
             Beneath::Link => return Err(FsError::NotRegular { path: dir.clone() }),
-            Beneath::Missing => return Err(failed(io::ErrorKind::NotFound.into())),
+            Beneath::Missing | Beneath::BelowNonDir => {
+                return Err(failed(io::ErrorKind::NotFound.into()));
+            }
             Beneath::Walk => {}
         }
         // A readable handle (not a path-only one): fsync needs it.
@@ -968,10 +1029,15 @@ impl Store {
             self.check_write_target(path, mode)?;
             self.check_room(max_files)?;
         }
-        let Some(created) = self.make_parents(path)? else {
-            return Ok(Attempt::Retry);
-        };
         let parent = path.parent().unwrap_or_else(MemoryPath::root);
+        let created = if self.is_real_dir(&parent)? {
+            Vec::new()
+        } else {
+            let Some(created) = self.make_parents(path)? else {
+                return Ok(Attempt::Retry);
+            };
+            created
+        };
         let temp_rel = PathBuf::from(temp_name());
         match self.write_temp(path, &temp_rel, contents) {
             Ok(()) => {}
