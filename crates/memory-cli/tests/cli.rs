@@ -58,7 +58,7 @@ fn unknown_schemes_and_bad_urls_exit_2() {
         ("ftp://example.com/x", "unknown store scheme `ftp:`"),
         ("redis://localhost", "unknown store scheme `redis:`"),
         ("", "the store URL is empty"),
-        ("file:", "names no path"),
+        ("file:", "no folder: use file:PATH"),
         ("mem:something", "`mem:` takes nothing"),
     ] {
         let (code, stderr) = refused(&mut exec_command(url));
