@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use memory_core::BoxError;
 use memory_store::{
     Actor, CreateMemory, DeletedMemory, ErrorEnvelope, ListMemories, Memory, MemoryListItem, Page,
-    Reason, Store, StoreError, StoresApi, UpdateMemory, View,
+    Reason, Store, StoreError, StoresApi, UpdateMemory,
 };
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
@@ -224,22 +224,11 @@ impl StoresApi for HttpStores {
         store_id: &str,
         params: ListMemories,
     ) -> Result<Page<MemoryListItem>, StoreError> {
-        let mut query = Vec::new();
-        if let Some(prefix) = &params.path_prefix {
-            query.push(format!("path_prefix={}", encode(prefix)));
-        }
-        if let Some(depth) = params.depth {
-            query.push(format!("depth={depth}"));
-        }
-        if let Some(limit) = params.limit {
-            query.push(format!("limit={limit}"));
-        }
-        if let Some(page) = &params.page {
-            query.push(format!("page={}", encode(page)));
-        }
-        if params.view == View::Full {
-            query.push("view=full".to_owned());
-        }
+        let query: Vec<String> = params
+            .to_query()
+            .into_iter()
+            .map(|(key, value)| format!("{key}={}", encode(&value)))
+            .collect();
         let url = Self::with_query(self.url(store_id, "/memories")?, &query);
         self.send(self.http.get(url)).await
     }

@@ -629,13 +629,7 @@ handler!(delete_memory, (store, memory), |app, c| {
 });
 
 handler!(list_memories, (store), |app, c| {
-    let params = ListMemories {
-        path_prefix: c.text("path_prefix"),
-        depth: c.int("depth")?,
-        limit: c.int("limit")?,
-        page: c.text("page"),
-        view: c.view(View::Basic)?,
-    };
+    let params = ListMemories::from_query(c.query.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     ok(&app.engine.list_memories(&store, params).await?)
 });
 

@@ -942,3 +942,51 @@ async fn preconditions_are_validated() {
     .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
 }
+
+#[tokio::test]
+async fn max_memories_limits_a_create_in_its_transaction() {
+    let srv = start(ServerConfig::default()).await;
+    let a = srv.addr;
+    let s = req(
+        a,
+        "POST",
+        "/v1/memory_stores",
+        Some(&json!({"name": "m"})),
+        &[],
+    )
+    .await;
+    let base = format!(
+        "/v1/memory_stores/{}/memories",
+        s.body["id"].as_str().unwrap()
+    );
+    let create = |path: &'static str, max: &'static str| {
+        let url = format!("{base}?max_memories={max}");
+        async move {
+            req(
+                a,
+                "POST",
+                &url,
+                Some(&json!({"path": path, "content": ""})),
+                &[],
+            )
+            .await
+        }
+    };
+    assert_eq!(create("/a", "2").await.status, 200);
+    assert_eq!(create("/b", "2").await.status, 200);
+    let full = create("/c", "2").await;
+    assert_eq!(full.status, 400, "{:?}", full.body);
+    assert_eq!(full.body["error"]["reason"], "store_full");
+    assert_eq!(full.header("x-should-retry"), Some("false"));
+    // A taken path is a conflict first, full or not.
+    assert_eq!(create("/a", "2").await.status, 409);
+    assert_eq!(create("/c", "3").await.status, 200);
+    let bad = create("/d", "-1").await;
+    assert_eq!(bad.status, 400);
+    assert!(
+        bad.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_memories")
+    );
+}

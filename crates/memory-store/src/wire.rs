@@ -5,6 +5,71 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Reason, StoreError};
+use crate::model::{ListMemories, View};
+
+impl ListMemories {
+    /// The query of `GET …/memories` for these parameters, as `(key, value)` pairs (not yet
+    /// percent-encoded; the default view and unset parameters are left out).
+    ///
+    /// ```
+    /// use memory_store::{ListMemories, View};
+    ///
+    /// let params = ListMemories { path_prefix: Some("/a/".into()), depth: Some(1), view: View::Full, ..Default::default() };
+    /// let query = params.to_query();
+    /// assert_eq!(query, [("path_prefix", "/a/".to_owned()), ("depth", "1".to_owned()), ("view", "full".to_owned())]);
+    /// let back = ListMemories::from_query(query.iter().map(|(k, v)| (*k, v.as_str()))).unwrap();
+    /// assert_eq!(back, params);
+    /// ```
+    pub fn to_query(&self) -> Vec<(&'static str, String)> {
+        let mut query = Vec::new();
+        if let Some(prefix) = &self.path_prefix {
+            query.push(("path_prefix", prefix.clone()));
+        }
+        if let Some(depth) = self.depth {
+            query.push(("depth", depth.to_string()));
+        }
+        if let Some(limit) = self.limit {
+            query.push(("limit", limit.to_string()));
+        }
+        if let Some(page) = &self.page {
+            query.push(("page", page.clone()));
+        }
+        if self.view == View::Full {
+            query.push(("view", "full".to_owned()));
+        }
+        query
+    }
+
+    /// Parses the query of `GET …/memories` (decoded pairs; of a repeated key the last one
+    /// counts; other keys, such as `beta`, are ignored).
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidRequest`] for a `depth` or `limit` that is not an integer, or a
+    /// `view` other than `basic` and `full` (the ranges are the engine's to check).
+    pub fn from_query<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, StoreError> {
+        let int = |name: &str, v: &str| {
+            v.parse::<i64>()
+                .map_err(|_| StoreError::invalid(format!("{name} must be an integer")))
+        };
+        let mut params = ListMemories::default();
+        for (key, value) in pairs {
+            match key {
+                "path_prefix" => params.path_prefix = Some(value.to_owned()),
+                "depth" => params.depth = Some(int(key, value)?),
+                "limit" => params.limit = Some(int(key, value)?),
+                "page" => params.page = Some(value.to_owned()),
+                "view" => {
+                    params.view = View::parse(value)
+                        .ok_or_else(|| StoreError::invalid("view must be \"basic\" or \"full\""))?;
+                }
+                _ => {}
+            }
+        }
+        Ok(params)
+    }
+}
 
 /// The body of `POST /v1/memory_stores/{id}/memories`. `content` is required by the API but
 /// nullable in its schema: `None` is refused (400) by the server, with a message saying so.
