@@ -6,6 +6,8 @@
 
 use object_store::client::{HttpError, HttpErrorKind};
 
+use crate::foreign::ServerStatus;
+
 /// The name this backend gives in [`memory_core::Error::Backend`].
 pub(crate) const BACKEND: &str = "S3";
 
@@ -66,30 +68,28 @@ impl S3Error {
     }
 }
 
-/// Looks through an object_store error for a network failure or a 429/5xx answer.
+/// Looks through an object_store error for a network failure or a 429/408/5xx answer: the
+/// types in its chain ([`HttpError`]'s kind, [`ServerStatus`] from this crate's HTTP layer),
+/// never its text.
 fn is_temporary(error: &object_store::Error) -> bool {
     let object_store::Error::Generic { source, .. } = error else {
         return false;
     };
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());
     while let Some(e) = cause {
-        if let Some(http) = e.downcast_ref::<HttpError>() {
-            return matches!(
+        if e.downcast_ref::<ServerStatus>().is_some() {
+            return true;
+        }
+        if let Some(http) = e.downcast_ref::<HttpError>()
+            && matches!(
                 http.kind(),
                 HttpErrorKind::Connect
                     | HttpErrorKind::Request
                     | HttpErrorKind::Timeout
                     | HttpErrorKind::Interrupted
-            );
-        }
-        // object_store's request errors say "Server returned non-2xx status code: 503 ...";
-        // its status-carrying error type is not public, so read the code from the text.
-        let text = e.to_string();
-        if let Some(at) = text.find("status code: ") {
-            let code = &text[at + "status code: ".len()..];
-            if code.starts_with("429") || code.starts_with('5') {
-                return true;
-            }
+            )
+        {
+            return true;
         }
         cause = e.source();
     }
@@ -128,13 +128,22 @@ mod tests {
 
     #[test]
     fn server_errors_are_retryable() {
+        // The chain object_store returns once its retries are spent: its own error around the
+        // HttpError that this crate's HTTP layer put in the answer's body.
+        let http = HttpError::new(
+            HttpErrorKind::Unknown,
+            ServerStatus {
+                status: 503,
+                body: "<Error><Code>SlowDown</Code></Error>".into(),
+            },
+        );
         let e = S3Error::Request {
             operation: "PUT",
             key: "k".into(),
             location: "http://127.0.0.1:1 (bucket b)".into(),
             source: object_store::Error::Generic {
                 store: "S3",
-                source: "Error performing PUT in 1s - Server returned non-2xx status code: 503 Service Unavailable: SlowDown".into(),
+                source: Box::new(http),
             },
         };
         assert!(e.is_retryable());
@@ -142,6 +151,20 @@ mod tests {
         assert!(text.contains("http://127.0.0.1:1"), "{text}");
         let core: memory_core::Error = e.into();
         assert!(core.is_retryable());
+    }
+
+    #[test]
+    fn the_text_of_an_error_decides_nothing() {
+        let e = S3Error::Request {
+            operation: "PUT",
+            key: "k".into(),
+            location: "x".into(),
+            source: object_store::Error::Generic {
+                store: "S3",
+                source: "Server returned non-2xx status code: 503 Service Unavailable".into(),
+            },
+        };
+        assert!(!e.is_retryable());
     }
 
     #[test]

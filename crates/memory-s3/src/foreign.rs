@@ -6,6 +6,12 @@
 //! of the store fail. So the S3 client's HTTP layer ([`ForeignKeyFilter`]) takes those entries
 //! out of each LIST answer before object_store reads it, and counts them; keys object_store
 //! accepts but that are not memory paths are skipped (and counted) by the storage itself.
+//!
+//! The same HTTP layer makes a server's temporary refusal typed: an answer `429`, `408` or
+//! `5xx` gets a body that fails, when read, with an [`HttpError`] whose source is
+//! [`ServerStatus`]. object_store reads the body of such an answer only once it has given up
+//! retrying, so the error it returns then carries `ServerStatus` in its chain, and
+//! [`crate::error`] tells a temporary failure by that type, never by the message text.
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -14,7 +20,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use object_store::ClientOptions;
 use object_store::client::{
-    HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpResponseBody, HttpService,
+    HttpClient, HttpConnector, HttpError, HttpErrorKind, HttpRequest, HttpResponse,
+    HttpResponseBody, HttpService,
 };
 
 /// What the filter has taken out of LIST answers, shared with the storage that reports it.
@@ -72,7 +79,26 @@ impl HttpService for FilterService {
                 .query()
                 .is_some_and(|q| q.split('&').any(|kv| kv.starts_with("list-type=")));
         let response = self.inner.execute(req).await?;
-        if !is_list || !response.status().is_success() {
+        let status = response.status();
+        if status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408 {
+            let (parts, body) = response.into_parts();
+            let text = match body.bytes().await {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(e) => e.to_string(),
+            };
+            let error = HttpError::new(
+                HttpErrorKind::Unknown,
+                ServerStatus {
+                    status: status.as_u16(),
+                    body: text,
+                },
+            );
+            return Ok(HttpResponse::from_parts(
+                parts,
+                HttpResponseBody::new(FailingBody(Some(error))),
+            ));
+        }
+        if !is_list || !status.is_success() {
             return Ok(response);
         }
         let (mut parts, body) = response.into_parts();
@@ -88,6 +114,32 @@ impl HttpService for FilterService {
             parts,
             HttpResponseBody::from(filtered),
         ))
+    }
+}
+
+/// A server's answer that asks to try again later (`429`, `408`, `5xx`), with its body, as
+/// the source of the error object_store returns once its retries are spent.
+#[derive(Debug, thiserror::Error)]
+#[error("the server answered {status}: {body}")]
+pub(crate) struct ServerStatus {
+    /// The HTTP status.
+    pub(crate) status: u16,
+    /// The answer's body (S3 puts its error code and message there).
+    pub(crate) body: String,
+}
+
+/// A response body that fails with one error when read.
+struct FailingBody(Option<HttpError>);
+
+impl http_body::Body for FailingBody {
+    type Data = bytes::Bytes;
+    type Error = HttpError;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::task::Poll::Ready(self.get_mut().0.take().map(Err))
     }
 }
 
