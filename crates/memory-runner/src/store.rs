@@ -366,7 +366,7 @@ pub async fn open_mount(
                 return Err(OpenError::Unavailable {
                     url: url.to_string(),
                     reason: "only a versioned memory store (store+…) names its own folder; \
-                             write the mount as NAME=URL"
+                             write the mount as NAME=URL[:ro]"
                         .to_owned(),
                 });
             };
