@@ -122,3 +122,53 @@ fn bad_connection_settings_are_refused() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
 }
+
+/// The database `memory serve` creates, and its `-wal`/`-shm`, are private to their owner
+/// even under umask 000.
+#[cfg(unix)]
+#[test]
+fn the_served_database_is_0600_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stores.db");
+    let mut server = Command::new("sh")
+        .arg("-c")
+        .arg("umask 000; exec \"$0\" serve --listen 127.0.0.1:0 --db \"$1\"")
+        .arg(BIN)
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("memory serve: listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+        .to_owned();
+    // One write, so the journal files exist.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    let body = r#"{"name":"private"}"#;
+    write!(
+        s,
+        "POST /v1/memory_stores HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    for name in ["stores.db", "stores.db-wal", "stores.db-shm"] {
+        let mode = std::fs::metadata(dir.path().join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{name} is {:o}", mode & 0o777);
+    }
+    sigterm(&server);
+    assert_eq!(exit_within(&mut server, Duration::from_secs(10)), Some(0));
+}
