@@ -5,7 +5,8 @@
 //!   leave exactly one winner; deletes (of files and directories) and overwrites keep the
 //!   count right; a count left too high (a crash between the two steps of a create) refuses
 //!   early and never lets the store pass its limit; `reconcile_file_count` repairs a count.
-//! - Against the S3 test server (when `MEMORY_TEST_S3_ENDPOINT` is set): the same race, and a
+//! - Against the S3 test server (when `MEMORY_TEST_S3_ENDPOINT` is set): the same race (with
+//!   one request at a time on the wire, as moto's conditional writes are not atomic), and a
 //!   store filled through `MemoryTool` to its 2,000-file limit, then refused.
 
 mod common;
@@ -15,9 +16,13 @@ use std::time::Instant;
 
 use memory_core::{Error, MemoryHandler, MemoryPath, MemoryTool, Storage, WriteMode};
 use memory_s3::ObjectStoreStorage;
+use object_store::client::{
+    HttpClient, HttpConnector, HttpError, HttpRequest, HttpResponse, HttpResponseBody, HttpService,
+    ReqwestConnector,
+};
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, PutPayload};
 use serde_json::json;
 
 const MAX: usize = 6;
@@ -221,13 +226,59 @@ async fn a_drifted_count_errs_on_the_safe_side_until_reconciled() {
     assert_eq!(s.file_count().await.unwrap(), MAX + 1);
 }
 
+/// Sends each request alone: moto checks `If-Match` and `If-None-Match` and then writes without
+/// a lock, one thread per connection, so two conditional PUTs arriving together can both pass
+/// (S3 itself is atomic). One request at a time on the wire makes moto atomic as S3 is, while
+/// the four stores' GETs and conditional PUTs still interleave in any order.
+#[derive(Debug, Clone, Default)]
+struct OneAtATime(Arc<tokio::sync::Mutex<()>>);
+
+#[derive(Debug)]
+struct OneAtATimeService {
+    inner: HttpClient,
+    turn: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl HttpConnector for OneAtATime {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        Ok(HttpClient::new(OneAtATimeService {
+            inner: ReqwestConnector::default().connect(options)?,
+            turn: Arc::clone(&self.0),
+        }))
+    }
+}
+
+#[async_trait::async_trait]
+impl HttpService for OneAtATimeService {
+    async fn call(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let _turn = self.turn.lock().await;
+        let response = self.inner.execute(req).await?;
+        // The whole answer inside the turn: moto has finished the request by then.
+        let (parts, body) = response.into_parts();
+        let body = body.bytes().await?;
+        Ok(HttpResponse::from_parts(
+            parts,
+            HttpResponseBody::from(body),
+        ))
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_creates_on_s3() {
     let Some(server) = common::S3Server::from_env("racing_creates_on_s3").await else {
         return;
     };
-    let stores: Vec<Arc<ObjectStoreStorage>> =
-        (0..4).map(|_| Arc::new(server.storage("race"))).collect();
+    let wire = OneAtATime::default();
+    let stores: Vec<Arc<ObjectStoreStorage>> = (0..4)
+        .map(|_| {
+            Arc::new(
+                server
+                    .options("race")
+                    .build_with_connector(wire.clone())
+                    .unwrap(),
+            )
+        })
+        .collect();
     race(&stores, 4).await;
 }
 
