@@ -68,6 +68,21 @@ pub(crate) struct StoreArgs {
         requires = "encryption_key_file"
     )]
     pub(crate) old_key_files: Vec<PathBuf>,
+
+    /// A store option, as if it were in the URL's `?key=value` query (repeat for several;
+    /// each backend's README lists the ones it accepts, e.g. sync=data for SQLite).
+    #[arg(long = "store-option", value_name = "KEY=VALUE", value_parser = parse_store_option)]
+    pub(crate) store_options: Vec<(String, String)>,
+}
+
+/// `KEY=VALUE` of `--store-option`.
+fn parse_store_option(raw: &str) -> Result<(String, String), String> {
+    match raw.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(format!("`{raw}` is not KEY=VALUE")),
+    }
 }
 
 /// Whether opening a store may create it.
@@ -100,6 +115,9 @@ impl StoreArgs {
         if let Some(id) = session_id {
             options = options.with_session_id(id);
         }
+        for (key, value) in &self.store_options {
+            options = options.with_store_option(key, value);
+        }
         options
     }
 
@@ -130,6 +148,7 @@ pub(crate) async fn open_store(
         store: Some(url.to_owned()),
         encryption_key_file: key_file.map(Path::to_path_buf),
         old_key_files: old_key_files.to_vec(),
+        store_options: Vec::new(),
     };
     args.open(access).await
 }

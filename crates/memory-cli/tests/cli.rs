@@ -596,3 +596,20 @@ fn an_unknown_store_option_names_it_and_the_accepted_ones() {
     // Nothing was created under either name.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn store_options_on_the_command_line_are_checked_like_the_url_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = exec_command("sqlite:m.db");
+    cmd.current_dir(dir.path())
+        .args(["--store-option", "bogus=1"]);
+    let (code, stderr) = refused(&mut cmd);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("bogus"), "{stderr}");
+    let mut cmd = exec_command("mem:");
+    cmd.args(["--store-option", "no-equals-sign"]);
+    let (code, stderr) = refused(&mut cmd);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("KEY=VALUE"), "{stderr}");
+}
