@@ -86,7 +86,7 @@ pub async fn open_url(
     options: &OpenOptions,
 ) -> Result<Arc<dyn Storage>, OpenError> {
     let store = open_backend(url, options).await?;
-    encrypt(store, url, options)
+    encrypt(store, url, options).await
 }
 
 /// The dispatcher: the backend that owns the scheme opens the store.
@@ -245,9 +245,10 @@ mod backends {
     }
 }
 
-/// Wraps `store` in the encrypted envelope when `options` ask for it.
+/// Wraps `store` in the encrypted envelope when `options` ask for it, and runs the envelope's
+/// key check: a wrong key, a plaintext store or a store that holds only text is refused here.
 #[cfg(feature = "encrypted")]
-fn encrypt(
+async fn encrypt(
     store: Arc<dyn Storage>,
     url: &StoreUrl,
     options: &OpenOptions,
@@ -257,14 +258,6 @@ fn encrypt(
 
     if !options.wants_encryption() {
         return Ok(store);
-    }
-    if !store.capabilities().binary_files {
-        return Err(OpenError::Unavailable {
-            url: url.to_string(),
-            reason: "the store holds only UTF-8 text, so it cannot be encrypted (encrypted \
-                     files are binary); drop the encryption key for this store"
-                .to_owned(),
-        });
     }
     let key_error = |path: &Path, e: KeyError| OpenError::KeyFile {
         path: path.to_owned(),
@@ -288,11 +281,17 @@ fn encrypt(
         keyring.add_decryption_key(key);
     }
     tracing::info!(key_id = %keyring.active_id(), "encrypting the store");
-    Ok(Arc::new(Encrypted::new(store, keyring)))
+    let encrypted = Encrypted::open(store, keyring)
+        .await
+        .map_err(|source| OpenError::Open {
+            url: url.to_string(),
+            source: Box::new(source),
+        })?;
+    Ok(Arc::new(encrypted))
 }
 
 #[cfg(not(feature = "encrypted"))]
-fn encrypt(
+async fn encrypt(
     store: Arc<dyn Storage>,
     url: &StoreUrl,
     options: &OpenOptions,
@@ -646,6 +645,35 @@ mod tests {
         let missing = OpenOptions::new().with_encryption_key_file(dir.path().join("nope"));
         let err = open_with("mem:", &missing).await.expect_err("no key");
         assert!(matches!(err, OpenError::KeyFile { .. }), "{err}");
+        // The key check runs at open: a store holding files under another key is refused.
+        #[cfg(feature = "fs")]
+        {
+            let folder = dir.path().join("folder").display().to_string();
+            let store = open_with(
+                &folder,
+                &OpenOptions::new().with_encryption_key_file(&key_file),
+            )
+            .await
+            .unwrap();
+            let out = MemoryTool::new(store)
+                .execute(&serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}))
+                .await;
+            assert!(!out.is_error, "{out:?}");
+            let other = memory_encrypted::Keyring::new(memory_encrypted::Key::generate().unwrap());
+            let err = open_with(&folder, &OpenOptions::new().with_keyring(other))
+                .await
+                .expect_err("wrong key");
+            let OpenError::Open { source, .. } = &err else {
+                panic!("{err:?}");
+            };
+            assert!(
+                matches!(
+                    source.downcast_ref::<memory_encrypted::OpenError>(),
+                    Some(memory_encrypted::OpenError::WrongKey { .. })
+                ),
+                "{err:?}"
+            );
+        }
     }
 
     #[cfg(not(feature = "encrypted"))]
