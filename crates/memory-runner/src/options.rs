@@ -26,8 +26,10 @@ pub struct OpenOptions {
     /// Read the backends' environment variables: `AWS_*` for `s3://` stores,
     /// `MEMORY_STORE_API_KEY` for `store+http(s):` stores. Off unless asked for.
     pub environment: bool,
-    /// Store options besides the URL's `?key=value` ones (the same option in both is an
-    /// error); each backend documents the ones it accepts.
+    /// Store options besides the URL's `?key=value` ones; each backend documents the ones it
+    /// accepts, and what an option given in both means (memory-fs, memory-sqlite and
+    /// memory-s3 take the program's; memory-postgres and the in-memory and versioned stores
+    /// refuse it).
     pub store_options: StoreOptions,
 }
 
