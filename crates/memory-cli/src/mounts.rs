@@ -11,10 +11,11 @@ use memory_runner::{OpenOptions, open_mount};
 
 /// What `--help` says about mounts.
 pub(crate) const MOUNT_HELP: &str = "\
-Mounts (--mount NAME=URL[:ro], up to 8): each store appears at /memories/<slug>,
+Mounts (--mount [NAME=]URL[:ro], up to 8): each store appears at /memories/<slug>,
 the slug being NAME lowercased with every run of other characters than a-z and 0-9
-turned into one '-' (\"Team Handbook\" -> team-handbook); a final :ro makes it
-read-only. URL is any store URL; a versioned memory store is
+turned into one '-' (\"Team Handbook\" -> team-handbook); without NAME= a versioned
+store's display name gives the folder (any other store needs NAME=). A final :ro
+makes it read-only. URL is any store URL; a versioned memory store is
 store+sqlite:PATH#STORE_ID (a `memory serve` database) or
 store+http://HOST:PORT#STORE_ID (a running `memory serve`; its API key from
 MEMORY_STORE_API_KEY). With --mount, --store is not used. Claude is told the
@@ -24,9 +25,9 @@ mount table, and every write to a versioned store is a version by the session
 /// The `--mount` and `--session-id` options.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct MountArgs {
-    /// Mount a store at /memories/<slug of NAME> (repeat, up to 8); a final `:ro` makes it
-    /// read-only. With --mount, --store is not used.
-    #[arg(long = "mount", value_name = "NAME=URL[:ro]")]
+    /// Mount a store at /memories/<slug of NAME, or of a versioned store's name> (repeat, up
+    /// to 8); a final `:ro` makes it read-only. With --mount, --store is not used.
+    #[arg(long = "mount", value_name = "[NAME=]URL[:ro]")]
     pub(crate) mounts: Vec<MountSpec>,
 
     /// The session id recorded on every version a versioned store gets from this run
@@ -134,8 +135,9 @@ mod tests {
         assert_eq!(cli.mounts.mounts[0].access, Access::ReadOnly);
         assert_eq!(cli.mounts.mounts[1].url, "./notes");
         assert_eq!(cli.mounts.session_id(), "sesn_1");
-        let err = Cli::try_parse_from(["x", "--mount", "no-equals-sign"]).unwrap_err();
-        assert!(err.to_string().contains("NAME=URL[:ro]"), "{err}");
+        let err = Cli::try_parse_from(["x", "--mount", "=./notes"]).unwrap_err();
+        assert!(err.to_string().contains("[NAME=]URL[:ro]"), "{err}");
+        assert!(err.to_string().contains("mount name"), "{err}");
     }
 
     #[tokio::test]
