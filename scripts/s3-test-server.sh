@@ -48,7 +48,16 @@ start() {
     for _attempt in 1 2 3; do
         port="$(free_port)"
         # setsid: its own process group, so `stop` ends the server and nothing else.
-        setsid "$venv/bin/moto_server" -H 127.0.0.1 -p "$port" >"$state/server.log" 2>&1 &
+        # One request at a time: moto checks If-Match / If-None-Match and then writes without a
+        # lock, so with a thread per connection two conditional writes can both pass, which S3
+        # never allows. Served one by one, its conditional writes are atomic, as S3's are.
+        setsid "$venv/bin/python" -c '
+import sys
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+app = DomainDispatcherApplication(create_backend_app)
+run_simple("127.0.0.1", int(sys.argv[1]), app, threaded=False, request_handler=MotoRequestHandler)
+' "$port" >"$state/server.log" 2>&1 &
         pid=$!
         echo "$pid" >"$state/pid"
         echo "$port" >"$state/port"
