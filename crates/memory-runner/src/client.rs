@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -98,7 +98,8 @@ impl ApiError {
 /// Retried: statuses 429, 500, 502, 503, 504 and 529, connection errors and timeouts (and any
 /// answer carrying `x-should-retry: true`; `x-should-retry: false` stops retries). The wait
 /// before retry `n` (0-based) is `initial_backoff * 2^n`, at most `max_backoff`, less a random
-/// jitter of up to a quarter; a `retry-after-ms` or `retry-after` header (in seconds) of at most
+/// jitter of up to a quarter; a `retry-after-ms` or `retry-after` header (in seconds or as an
+/// HTTP date) of at most
 /// `max_retry_after` is used instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -430,7 +431,7 @@ impl Client {
         Err(Failure {
             error: api_error(status, &headers, &bytes),
             retry: should_retry,
-            retry_after: retry_after(&headers),
+            retry_after: retry_after(&headers, SystemTime::now()),
         })
     }
 }
@@ -452,15 +453,58 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
         .map(str::trim)
 }
 
-/// `retry-after-ms` (milliseconds) or `retry-after` (seconds); an HTTP date is not used.
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+/// `retry-after-ms` (milliseconds) or `retry-after` (seconds, or an HTTP date: the time
+/// from `now` until then, zero for a date already past).
+fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let parse = |name, scale: f64| {
         header(headers, name)
             .and_then(|v| v.parse::<f64>().ok())
             .filter(|v| v.is_finite() && *v >= 0.0)
             .map(|v| Duration::from_secs_f64(v * scale))
     };
-    parse("retry-after-ms", 0.001).or_else(|| parse("retry-after", 1.0))
+    parse("retry-after-ms", 0.001)
+        .or_else(|| parse("retry-after", 1.0))
+        .or_else(|| {
+            let date = http_date(header(headers, "retry-after")?)?;
+            Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+        })
+}
+
+/// An HTTP date in its preferred form (RFC 9110's IMF-fixdate, `Sun, 06 Nov 1994 08:49:37
+/// GMT`); `None` for anything else.
+fn http_date(text: &str) -> Option<SystemTime> {
+    let parts: Vec<&str> = text.split_ascii_whitespace().collect();
+    let [weekday, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    if !weekday.ends_with(',') || day.len() != 2 || year.len() != 4 {
+        return None;
+    }
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| m == month)? as i64 + 1;
+    let day: i64 = day.parse().ok()?;
+    let year: i64 = year.parse().ok()?;
+    let mut hms = time.split(':').map(|n| n.parse::<i64>().ok());
+    let (Some(Some(h)), Some(Some(m)), Some(Some(sec)), None) =
+        (hms.next(), hms.next(), hms.next(), hms.next())
+    else {
+        return None;
+    };
+    if !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 || h < 0 || m < 0 || sec < 0 {
+        return None;
+    }
+    // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = u64::try_from(days * 86_400 + h * 3_600 + m * 60 + sec).ok()?;
+    SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs))
 }
 
 fn api_error(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> ApiError {
@@ -531,18 +575,50 @@ mod tests {
 
     #[test]
     fn retry_after_headers() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_470); // 07:27:50
         let mut headers = HeaderMap::new();
-        assert_eq!(retry_after(&headers), None);
+        assert_eq!(retry_after(&headers, now), None);
         headers.insert("retry-after", HeaderValue::from_static("2"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after(&headers, now), Some(Duration::from_secs(2)));
         headers.insert("retry-after-ms", HeaderValue::from_static("1500"));
-        assert_eq!(retry_after(&headers), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            retry_after(&headers, now),
+            Some(Duration::from_millis(1500))
+        );
         let mut date = HeaderMap::new();
         date.insert(
             "retry-after",
             HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
         );
-        assert_eq!(retry_after(&date), None);
+        assert_eq!(retry_after(&date, now), Some(Duration::from_secs(10)));
+        // A date already past: retry at once.
+        let later = now + Duration::from_secs(60);
+        assert_eq!(retry_after(&date, later), Some(Duration::ZERO));
+        for bad in [
+            "Wed, 21 Oct 2015 07:28:00 PST",
+            "Wednesday, 21-Oct-15 07:28:00 GMT",
+            "Wed, 32 Oct 2015 07:28:00 GMT",
+            "Wed, 21 Foo 2015 07:28:00 GMT",
+            "Wed, 21 Oct 2015 7:28 GMT",
+            "soon",
+        ] {
+            let mut headers = HeaderMap::new();
+            headers.insert("retry-after", HeaderValue::from_str(bad).unwrap());
+            assert_eq!(retry_after(&headers, now), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn http_dates_are_seconds_since_the_epoch() {
+        let at = |text| {
+            http_date(text)
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs())
+        };
+        assert_eq!(at("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(at("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777));
+        assert_eq!(at("Tue, 29 Feb 2000 12:00:00 GMT"), Some(951_825_600));
+        assert_eq!(at("Tue, 01 Dec 2026 10:00:00 GMT"), Some(1_796_119_200));
     }
 
     #[test]
