@@ -99,8 +99,8 @@ impl ApiError {
 /// answer carrying `x-should-retry: true`; `x-should-retry: false` stops retries). The wait
 /// before retry `n` (0-based) is `initial_backoff * 2^n`, at most `max_backoff`, less a random
 /// jitter of up to a quarter; a `retry-after-ms` or `retry-after` header (in seconds or as an
-/// HTTP date) of at most
-/// `max_retry_after` is used instead.
+/// HTTP date) of at most `max_retry_after` is used instead. A retry whose wait would bring the
+/// request's waits past `max_total_wait` is not made: the last error is returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// How many times a request is tried again after the first try (default 2).
@@ -111,6 +111,8 @@ pub struct RetryPolicy {
     pub max_backoff: Duration,
     /// The longest server-asked wait honoured (default 60 s); longer ones use the backoff.
     pub max_retry_after: Duration,
+    /// The most one request waits between its tries, in all (default 2 minutes).
+    pub max_total_wait: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -120,6 +122,7 @@ impl Default for RetryPolicy {
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(8),
             max_retry_after: Duration::from_secs(60),
+            max_total_wait: Duration::from_secs(120),
         }
     }
 }
@@ -368,6 +371,7 @@ impl Client {
         }
         let retry = &self.inner.retry;
         let mut retries = 0;
+        let mut waited = Duration::ZERO;
         loop {
             let failure = match self.attempt(&body, &betas).await {
                 Ok(reply) => return Ok(reply),
@@ -380,6 +384,16 @@ impl Client {
                 .retry_after
                 .filter(|wait| *wait <= retry.max_retry_after)
                 .unwrap_or_else(|| retry.backoff(retries));
+            if waited.saturating_add(wait) > retry.max_total_wait {
+                tracing::warn!(
+                    error = %failure.error,
+                    waited_ms = waited.as_millis() as u64,
+                    wait_ms = wait.as_millis() as u64,
+                    "Messages API request failed; the next wait would pass max_total_wait"
+                );
+                return Err(failure.error);
+            }
+            waited += wait;
             retries += 1;
             tracing::warn!(
                 error = %failure.error,
@@ -562,6 +576,7 @@ mod tests {
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_millis(1000),
             max_retry_after: Duration::from_secs(1),
+            max_total_wait: Duration::from_secs(60),
         };
         for _ in 0..50 {
             let first = policy.backoff(0);

@@ -13,6 +13,7 @@ fn tiny_retries(max_retries: u32) -> RetryPolicy {
         initial_backoff: Duration::from_millis(1),
         max_backoff: Duration::from_millis(4),
         max_retry_after: Duration::from_secs(1),
+        max_total_wait: Duration::from_secs(10),
     }
 }
 
@@ -117,6 +118,29 @@ async fn rate_limit_honours_retry_after() {
         "{:?}",
         started.elapsed()
     );
+    assert_eq!(api.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn retries_stop_before_the_total_wait_is_passed() {
+    let api = FakeApi::start([
+        Reply::error(429, "rate_limit_error", "Slow down").header("retry-after", "0.2"),
+        Reply::error(429, "rate_limit_error", "Slow down").header("retry-after", "0.2"),
+        Reply::message(end_turn("too late")),
+    ])
+    .await;
+    let client = Client::builder()
+        .api_key("sk-test-key")
+        .base_url(api.url())
+        .retry(RetryPolicy {
+            max_total_wait: Duration::from_millis(300),
+            ..tiny_retries(5)
+        })
+        .build()
+        .unwrap();
+    let err = client.create_message(&request()).await.unwrap_err();
+    assert_eq!(err.status(), Some(429));
+    // The first wait (200 ms) fits, the second would make 400 ms: two tries, not three.
     assert_eq!(api.requests().len(), 2);
 }
 

@@ -22,6 +22,7 @@ fn client(api: &FakeApi) -> Client {
             initial_backoff: Duration::from_millis(1),
             max_backoff: Duration::from_millis(2),
             max_retry_after: Duration::from_millis(10),
+            max_total_wait: Duration::from_secs(10),
         })
         .build()
         .unwrap()
