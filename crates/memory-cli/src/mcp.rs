@@ -99,23 +99,20 @@ pub(crate) async fn run(mut args: McpArgs) -> ExitCode {
     }
     // With --mount, the mounts are the store, and the tool description carries the mount note.
     let session_id = args.mounts.session_id();
-    let options = args.store.options(Some(session_id.clone()));
-    let (store, note): (Arc<dyn Storage>, _) = match args.mounts.open(&options).await {
-        Ok(Some(mounts)) => {
-            tracing::info!(session_id, "versioned-store writes are this session's");
-            let note = mounts.note();
-            (Arc::new(mounts), Some(note))
-        }
-        Ok(None) => match args.store.open_with(&options, access).await {
-            Ok(store) => (store, None),
-            Err(failure) => {
-                eprintln!("memory: {failure}");
-                return failure.exit.into();
-            }
-        },
-        Err(message) => {
-            eprintln!("memory: {message}");
-            return Exit::Usage.into();
+    tracing::info!(session_id, "versioned-store writes are this session's");
+    let options = args.store.options(Some(session_id));
+    let (store, note) = match crate::mounts::open_store_or_mounts(
+        &args.store,
+        &args.mounts,
+        &options,
+        access,
+    )
+    .await
+    {
+        Ok(opened) => opened,
+        Err(failure) => {
+            eprintln!("memory: {failure}");
+            return failure.exit.into();
         }
     };
     tracing::info!(store = %store, read_only = args.read_only, "serving the memory tool over MCP");

@@ -4,10 +4,16 @@
 //! description).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use memory_cli::store_url::{self, StoreUrl};
+use memory_core::Storage;
 use memory_runner::mounts::{Access, MAX_MOUNTS, MountSpec, Mounts, new_session_id};
 use memory_runner::{OpenOptions, open_mount};
+
+use crate::admin::Failure;
+use crate::exit::Exit;
+use crate::store_args::{Access as StoreAccess, StoreArgs};
 
 /// What `--help` says about mounts.
 pub(crate) const MOUNT_HELP: &str = "\
@@ -84,13 +90,29 @@ impl MountArgs {
     }
 }
 
-/// `text` with the mount note after it (a blank line between), or the note alone.
-pub(crate) fn with_note(text: Option<&str>, mounts: &Mounts) -> String {
-    match text {
-        Some(text) if !text.trim().is_empty() => {
-            format!("{}\n\n{}", text.trim_end(), mounts.note())
+/// The store of `memory run` and `memory mcp`: with `--mount`, the mounts (and the mount note
+/// the model is told); otherwise `--store`, opened for `access`.
+pub(crate) async fn open_store_or_mounts(
+    store: &StoreArgs,
+    mounts: &MountArgs,
+    options: &OpenOptions,
+    access: StoreAccess,
+) -> Result<(Arc<dyn Storage>, Option<String>), Failure> {
+    match mounts.open(options).await {
+        Ok(Some(mounts)) => {
+            let note = mounts.note();
+            Ok((Arc::new(mounts), Some(note)))
         }
-        _ => mounts.note(),
+        Ok(None) => Ok((store.open_with(options, access).await?, None)),
+        Err(message) => Err(Failure::new(Exit::Usage, message)),
+    }
+}
+
+/// `text` with the mount note after it (a blank line between), or the note alone.
+pub(crate) fn with_note(text: Option<&str>, note: &str) -> String {
+    match text {
+        Some(text) if !text.trim().is_empty() => format!("{}\n\n{note}", text.trim_end()),
+        _ => note.to_owned(),
     }
 }
 
@@ -105,8 +127,6 @@ pub(crate) fn describe(mut tool: rmcp::model::Tool, note: Option<&str>) -> rmcp:
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use clap::Parser;
     use memory_core::InMemoryStorage;
     use memory_runner::mounts::Mount;
@@ -157,10 +177,10 @@ mod tests {
         )])
         .unwrap();
         let note = mounts.note();
-        assert_eq!(with_note(None, &mounts), note);
-        assert_eq!(with_note(Some("  "), &mounts), note);
+        assert_eq!(with_note(None, &note), note);
+        assert_eq!(with_note(Some("  "), &note), note);
         assert_eq!(
-            with_note(Some("Be brief.\n"), &mounts),
+            with_note(Some("Be brief.\n"), &note),
             format!("Be brief.\n\n{note}")
         );
         let tool = rmcp::model::Tool::new("memory", "Your memory.", Arc::new(Default::default()));

@@ -94,25 +94,22 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     let options = args.store.options(Some(session_id));
     // With --mount, the mounts are the store, and Claude is told the mount table.
     let mut system = args.system;
-    let store: std::sync::Arc<dyn memory_core::Storage> = match args.mounts.open(&options).await {
-        Ok(Some(mounts)) => {
-            system = Some(crate::mounts::with_note(system.as_deref(), &mounts));
-            std::sync::Arc::new(mounts)
+    let opened = crate::mounts::open_store_or_mounts(
+        &args.store,
+        &args.mounts,
+        &options,
+        Access::CreateIfMissing,
+    )
+    .await;
+    let store = match opened {
+        Ok((store, None)) => store,
+        Ok((store, Some(note))) => {
+            system = Some(crate::mounts::with_note(system.as_deref(), &note));
+            store
         }
-        Ok(None) => match args
-            .store
-            .open_with(&options, Access::CreateIfMissing)
-            .await
-        {
-            Ok(store) => store,
-            Err(failure) => {
-                eprintln!("memory: {failure}");
-                return failure.exit.into();
-            }
-        },
-        Err(message) => {
-            eprintln!("memory: {message}");
-            return Exit::Usage.into();
+        Err(failure) => {
+            eprintln!("memory: {failure}");
+            return failure.exit.into();
         }
     };
     tracing::info!(store = %store, model = %args.model, "memory run");
