@@ -28,7 +28,8 @@ async fn plant(server: &common::S3Server, raw_key: &str) {
         .unwrap();
     let answer = String::from_utf8_lossy(&answer);
     assert!(
-        answer.starts_with("HTTP/1.1 200"),
+        // moto answers one request at a time, in HTTP/1.0.
+        answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"),
         "planting {raw_key}: {answer}"
     );
 }

@@ -274,7 +274,25 @@ fn create_private(path: &Path) -> Result<(), SqliteError> {
     }
 }
 
+/// [`prepare_once`], tried again while another handle holds the file: opening a new file from
+/// many processes at once, one of them switching it to WAL or creating the schema can make the
+/// others' first statements answer "database is locked" before the busy timeout applies (a
+/// journal-mode change and a read that must upgrade do not wait). Bounded: 10 s in all.
 fn prepare(conn: &mut Connection, path: &Path, wal: bool) -> Result<(), SqliteError> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match prepare_once(conn, path, wal) {
+            Err(SqliteError::Sqlite { busy: true, .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            done => return done,
+        }
+    }
+}
+
+fn prepare_once(conn: &mut Connection, path: &Path, wal: bool) -> Result<(), SqliteError> {
     let ctx = Ctx(path);
     let identify = |conn: &Connection| -> Result<i64, SqliteError> {
         let app: i32 = conn
