@@ -234,6 +234,23 @@ impl StoreOptions {
         }
     }
 
+    /// These options with `overrides` laid over them: a key in both takes the value from
+    /// `overrides` (a library caller's options over the ones a URL's query gave).
+    ///
+    /// ```
+    /// use memory_core::options::StoreOptions;
+    /// let (_, from_url) = StoreOptions::from_url("sqlite:m.db?sync=data&busy_timeout=5s").unwrap();
+    /// let merged = from_url.overridden_by(StoreOptions::from_pairs([("sync", "none")]));
+    /// assert_eq!(merged.get("sync"), Some("none"));
+    /// assert_eq!(merged.get("busy_timeout"), Some("5s"));
+    /// ```
+    pub fn overridden_by(mut self, overrides: StoreOptions) -> StoreOptions {
+        for (key, value) in overrides.pairs {
+            self.insert(key, value);
+        }
+        self
+    }
+
     /// The value of an option, without taking it.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.pairs

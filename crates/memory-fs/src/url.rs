@@ -158,14 +158,8 @@ impl FsStorage {
     /// [`FsOpenError::Url`], [`FsOpenError::Options`], or [`FsOpenError::Open`] when the
     /// folder cannot be created or opened.
     pub fn from_url(url: &str, options: StoreOptions) -> Result<Self, FsOpenError> {
-        let (base, mut merged) = StoreOptions::from_url(url)?;
-        let given: Vec<(String, String)> = options
-            .keys()
-            .map(|k| (k.to_owned(), options.get(k).unwrap_or_default().to_owned()))
-            .collect();
-        for (key, value) in given {
-            merged.insert(key, value);
-        }
+        let (base, from_query) = StoreOptions::from_url(url)?;
+        let merged = from_query.overridden_by(options);
         let path = fs_url_path(&base)?;
         let options = FsOptions::from_options(merged)?;
         Ok(FsStorage::with_options(path, options)?)

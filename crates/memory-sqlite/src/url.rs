@@ -137,14 +137,8 @@ impl SqliteStorage {
     /// [`SqliteOpenError::Open`] when the database cannot be opened (nothing is created for a
     /// URL or an option that is refused).
     pub fn from_url(url: &str, options: StoreOptions) -> Result<Self, SqliteOpenError> {
-        let (base, mut merged) = StoreOptions::from_url(url)?;
-        let given: Vec<(String, String)> = options
-            .keys()
-            .map(|k| (k.to_owned(), options.get(k).unwrap_or_default().to_owned()))
-            .collect();
-        for (key, value) in given {
-            merged.insert(key, value);
-        }
+        let (base, from_query) = StoreOptions::from_url(url)?;
+        let merged = from_query.overridden_by(options);
         let path = sqlite_url_path(&base)?;
         let options = SqliteOptions::from_options(merged)?;
         Ok(SqliteStorage::open_with(path, options)?)
