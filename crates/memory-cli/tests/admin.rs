@@ -598,3 +598,35 @@ fn export_archives_are_private_whatever_the_umask() {
         assert_eq!(mode, 0o600, "umask {umask}: mode {mode:o}");
     }
 }
+
+/// A row that is not a memory path (written by something else) does not break `stats`, which
+/// reports it for the operator, and the store's own files are all still counted.
+#[test]
+fn stats_counts_entries_that_are_not_memory_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::sqlite(tmp.path());
+    store.ok(&["put", "/memories/notes.md", "-"], b"kept\n");
+    let db = tmp.path().join("memory.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for (i, foreign) in ["/memories/../escape.md", "/memories/a//b.md"]
+        .iter()
+        .enumerate()
+    {
+        conn.execute(
+            "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
+             VALUES (?1, x'66', 1, ?2, 0, 0)",
+            rusqlite::params![foreign, 1_000_000 + i as i64],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let stats: Value =
+        serde_json::from_slice(&store.ok(&["stats", "--json"], b"").stdout).expect("stats --json");
+    assert_eq!(stats["files"], 1, "{stats}");
+    assert_eq!(stats["skipped_entries"], 2, "{stats}");
+    let text = stdout(&store.ok(&["stats"], b""));
+    assert!(
+        text.contains("skipped      2 entries that are not memory files"),
+        "{text}"
+    );
+}

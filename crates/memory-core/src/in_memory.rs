@@ -273,4 +273,7 @@ impl Storage for InMemoryStorage {
     fn capabilities(&self) -> Capabilities {
         Capabilities::FULL
     }
+    fn skipped_entries(&self) -> u64 {
+        0
+    }
 }

@@ -155,6 +155,9 @@ impl<S: Storage> Storage for ReadOnly<S> {
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
     }
+    fn skipped_entries(&self) -> u64 {
+        self.inner.skipped_entries()
+    }
 }
 
 /// The sub-tree `prefix` of an inner store, seen as a whole store: `/memories/x` of this
@@ -426,6 +429,9 @@ impl<S: Storage> Storage for Prefixed<S> {
             ..inner
         }
     }
+    fn skipped_entries(&self) -> u64 {
+        self.inner.skipped_entries()
+    }
 }
 
 /// A lock that an async task can wait for without blocking its thread (memory-core depends on
@@ -695,6 +701,9 @@ mod tests {
         }
         fn capabilities(&self) -> Capabilities {
             self.reads.capabilities()
+        }
+        fn skipped_entries(&self) -> u64 {
+            self.reads.skipped_entries()
         }
     }
 

@@ -212,6 +212,21 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
     fn capabilities(&self) -> Capabilities {
         Capabilities::FULL
     }
+
+    /// How many entries the store's most recent listing left out because they are not memory
+    /// files: an object or row whose key is not a valid [`MemoryPath`] (a `..` or empty
+    /// segment, a control character), put there by something other than this library. A
+    /// listing skips such entries (and logs them) instead of failing; this count is for an
+    /// operator's report (`memory stats` prints it after listing `/memories`).
+    ///
+    /// # Behavior
+    /// - `0` for a store that has never listed, or whose last listing met nothing foreign;
+    /// - wrappers report their inner store's figure; a mount table, the sum over its stores.
+    ///
+    /// The provided method answers `0`, right for stores that cannot hold foreign entries.
+    fn skipped_entries(&self) -> u64 {
+        0
+    }
 }
 
 /// Checks a rename's preconditions in the contract's order, returning what is at `from`:
@@ -382,6 +397,9 @@ macro_rules! forward_storage {
             }
             fn capabilities(&self) -> Capabilities {
                 (**self).capabilities()
+            }
+            fn skipped_entries(&self) -> u64 {
+                (**self).skipped_entries()
             }
         }
     };

@@ -449,4 +449,7 @@ impl<S: Storage> Storage for Encrypted<S> {
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
     }
+    fn skipped_entries(&self) -> u64 {
+        self.inner.skipped_entries()
+    }
 }

@@ -442,6 +442,9 @@ impl Storage for TextOnly {
             ..Capabilities::FULL
         }
     }
+    fn skipped_entries(&self) -> u64 {
+        self.0.skipped_entries()
+    }
 }
 
 #[tokio::test]

@@ -258,6 +258,9 @@ impl Storage for EditsFirst {
     fn capabilities(&self) -> memory_core::Capabilities {
         self.inner.capabilities()
     }
+    fn skipped_entries(&self) -> u64 {
+        self.inner.skipped_entries()
+    }
 }
 
 #[tokio::test]
@@ -436,6 +439,9 @@ impl Storage for EditsAfterCopy {
     }
     fn capabilities(&self) -> memory_core::Capabilities {
         self.inner.capabilities()
+    }
+    fn skipped_entries(&self) -> u64 {
+        self.inner.skipped_entries()
     }
 }
 

@@ -306,6 +306,9 @@ impl Storage for FsStorage {
     fn capabilities(&self) -> memory_core::Capabilities {
         memory_core::Capabilities::FULL
     }
+    fn skipped_entries(&self) -> u64 {
+        0
+    }
 }
 
 #[cfg(test)]

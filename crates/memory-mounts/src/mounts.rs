@@ -794,4 +794,10 @@ impl Storage for Mounts {
         }
         caps
     }
+    fn skipped_entries(&self) -> u64 {
+        self.mounts
+            .iter()
+            .map(|m| m.storage.skipped_entries())
+            .sum()
+    }
 }

@@ -526,4 +526,7 @@ impl Storage for StoreStorage {
             ..Capabilities::FULL
         }
     }
+    fn skipped_entries(&self) -> u64 {
+        0
+    }
 }

@@ -820,4 +820,7 @@ impl Storage for ObjectStoreStorage {
     fn capabilities(&self) -> memory_core::Capabilities {
         memory_core::Capabilities::FULL
     }
+    fn skipped_entries(&self) -> u64 {
+        ObjectStoreStorage::skipped_entries(self)
+    }
 }

@@ -696,4 +696,7 @@ impl Storage for SqliteStorage {
     fn capabilities(&self) -> Capabilities {
         Capabilities::FULL
     }
+    fn skipped_entries(&self) -> u64 {
+        SqliteStorage::skipped_entries(self)
+    }
 }

@@ -14,8 +14,12 @@ use super::{Access, Failure, Outcome, StoreArgs, human_size, time, write_stdout}
   {\"files\": 3, \"directories\": 1, \"bytes\": 1536,
    \"largest\": [{\"path\": \"/memories/projects/a.md\", \"size\": 1024, \"modified\": \"2025-01-31T12:00:00Z\"}, ...],
    \"oldest\": {\"path\": ..., \"size\": ..., \"modified\": ...} or null,
-   \"newest\": {...} or null}
-Files and directories include hidden ones; \"largest\" is sorted by size, then path.", "\n\n", exit_status_help!()))]
+   \"newest\": {...} or null,
+   \"skipped_entries\": 0}
+Files and directories include hidden ones; \"largest\" is sorted by size, then path.
+\"skipped_entries\" counts what the listing left out because it is not a memory file (an
+object or row whose key is no valid /memories path, placed there by something else); each
+listing that meets such entries also logs a warning. They are never deleted or moved.", "\n\n", exit_status_help!()))]
 pub(crate) struct StatsArgs {
     /// How many of the largest files to show.
     #[arg(long, default_value_t = 10, value_name = "N")]
@@ -36,7 +40,8 @@ pub(crate) async fn run(args: StatsArgs) -> Outcome {
         .list(&root)
         .await
         .map_err(|e| Failure::storage("list /memories", e))?;
-    let stats = Stats::of(&files, args.top);
+    let mut stats = Stats::of(&files, args.top);
+    stats.skipped_entries = store.skipped_entries();
     let text = if args.json {
         format!("{}\n", stats.to_json())
     } else {
@@ -52,6 +57,8 @@ struct Stats<'a> {
     largest: Vec<&'a FileMeta>,
     oldest: Option<&'a FileMeta>,
     newest: Option<&'a FileMeta>,
+    /// Entries the listing left out: not memory files (see the help).
+    skipped_entries: u64,
 }
 
 impl<'a> Stats<'a> {
@@ -72,6 +79,7 @@ impl<'a> Stats<'a> {
             largest,
             oldest: dated().min_by_key(|f| f.modified),
             newest: dated().max_by_key(|f| f.modified),
+            skipped_entries: 0,
         }
     }
 
@@ -83,6 +91,7 @@ impl<'a> Stats<'a> {
             "largest": self.largest.iter().map(|f| super::ls::file_json(f)).collect::<Vec<_>>(),
             "oldest": self.oldest.map(super::ls::file_json),
             "newest": self.newest.map(super::ls::file_json),
+            "skipped_entries": self.skipped_entries,
         })
     }
 
@@ -99,6 +108,12 @@ impl<'a> Stats<'a> {
                 let when = f.modified.map(time::rfc3339).unwrap_or_default();
                 out.push_str(&format!("{label:<13}{when}  {}\n", f.path));
             }
+        }
+        if self.skipped_entries > 0 {
+            out.push_str(&format!(
+                "skipped      {} entries that are not memory files (left in place; see the log)\n",
+                self.skipped_entries
+            ));
         }
         if !self.largest.is_empty() {
             out.push_str("largest:\n");
@@ -142,12 +157,13 @@ mod tests {
                 ],
                 "oldest": {"path": "/memories/d/b.md", "size": 30, "modified": "1970-01-01T00:00:50Z"},
                 "newest": {"path": "/memories/z.md", "size": 5, "modified": "1970-01-01T00:03:20Z"},
+                "skipped_entries": 0,
             })
         );
         let empty = Stats::of(&[], 10);
         assert_eq!(
             empty.to_json(),
-            json!({"files": 0, "directories": 0, "bytes": 0, "largest": [], "oldest": null, "newest": null})
+            json!({"files": 0, "directories": 0, "bytes": 0, "largest": [], "oldest": null, "newest": null, "skipped_entries": 0})
         );
         assert_eq!(
             empty.to_text(),

@@ -300,6 +300,9 @@ impl<S: Storage> Storage for Faulty<S> {
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
     }
+    fn skipped_entries(&self) -> u64 {
+        self.inner.skipped_entries()
+    }
 }
 
 /// One call seen by [`Recording`].
@@ -486,6 +489,9 @@ impl<S: Storage> Storage for Recording<S> {
 
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
+    }
+    fn skipped_entries(&self) -> u64 {
+        self.inner.skipped_entries()
     }
 }
 

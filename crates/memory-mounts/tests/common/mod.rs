@@ -257,4 +257,7 @@ impl Storage for Within {
             ..inner
         }
     }
+    fn skipped_entries(&self) -> u64 {
+        self.mounts.skipped_entries()
+    }
 }
