@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use memory_core::{MemoryCommand, MemoryHandler, MemoryTool, Storage, ToolContent, ToolOutput};
+use memory_core::{MemoryHandler, MemoryTool, ReadOnly, Storage, ToolContent, ToolOutput};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -177,7 +177,14 @@ impl std::fmt::Debug for MemoryServer {
 }
 
 impl MemoryServer {
+    /// A server of the memory tool over `store`; `read_only` wraps the store in core's
+    /// [`ReadOnly`], the one read-only policy (the same refusal as a read-only mount's).
     pub(crate) fn new(store: Arc<dyn Storage>, read_only: bool) -> Self {
+        let store: Arc<dyn Storage> = if read_only {
+            Arc::new(ReadOnly::new(store))
+        } else {
+            store
+        };
         MemoryServer {
             tool: MemoryTool::new(store),
             read_only,
@@ -185,17 +192,8 @@ impl MemoryServer {
         }
     }
 
-    /// Runs one tool input: the contract's answer, or the read-only refusal.
+    /// Runs one tool input: the contract's answer (a read-only store refuses every change).
     pub(crate) async fn answer(&self, input: &Value) -> ToolOutput {
-        if self.read_only
-            && let Ok(command) = MemoryCommand::parse(input)
-            && command.is_write()
-        {
-            return ToolOutput::error(format!(
-                "Error: This memory is read-only: `{}` is not allowed. Only `view` works here.",
-                command.name()
-            ));
-        }
         self.tool.execute(input).await
     }
 }
@@ -414,11 +412,7 @@ mod tests {
             .answer(&json!({"command": "create", "path": "/memories/a.md", "file_text": "x"}))
             .await;
         assert!(!created.is_error);
-        let read_only = MemoryServer {
-            tool: MemoryTool::new(writable.tool.storage().clone()),
-            read_only: true,
-            note: None,
-        };
+        let read_only = MemoryServer::new(writable.tool.storage().clone(), true);
         for input in [
             json!({"command": "create", "path": "/memories/b.md", "file_text": "x"}),
             json!({"command": "str_replace", "path": "/memories/a.md", "old_str": "x", "new_str": "y"}),

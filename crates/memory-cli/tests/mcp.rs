@@ -359,35 +359,34 @@ fn read_only_refuses_every_write_and_changes_nothing() {
     assert_eq!(tool["annotations"]["readOnlyHint"], true, "{list}");
     assert!(tool["description"].as_str().unwrap().contains("READ-ONLY"));
 
-    for (arguments, command) in [
+    // Core's ReadOnly policy: one refusal, naming the path that was to change.
+    for (arguments, changed) in [
         (
             json!({"command": "create", "path": "/memories/new.md", "file_text": "x"}),
-            "create",
+            "/memories/new.md",
         ),
         (
             json!({"command": "str_replace", "path": "/memories/keep.md", "old_str": "kept", "new_str": "lost"}),
-            "str_replace",
+            "/memories/keep.md",
         ),
         (
             json!({"command": "insert", "path": "/memories/keep.md", "insert_line": 0, "insert_text": "x"}),
-            "insert",
+            "/memories/keep.md",
         ),
         (
             json!({"command": "delete", "path": "/memories/keep.md"}),
-            "delete",
+            "/memories/keep.md",
         ),
         (
             json!({"command": "rename", "old_path": "/memories/keep.md", "new_path": "/memories/moved.md"}),
-            "rename",
+            "/memories/keep.md",
         ),
     ] {
         let out = client.call(arguments);
         assert_eq!(
             core(&out),
             text_result(
-                &format!(
-                    "Error: This memory is read-only: `{command}` is not allowed. Only `view` works here."
-                ),
+                &format!("Error: Cannot change {changed}: /memories is read-only"),
                 true
             )
         );
