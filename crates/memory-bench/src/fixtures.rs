@@ -120,11 +120,9 @@ impl Backend {
             }
             Backend::Sqlite | Backend::EncryptedSqlite => {
                 let db = scratch.join("memory.db");
-                let fast = SqliteStorage::open_with(
-                    &db,
-                    SqliteOptions::default().sync(SyncMode::None),
-                )
-                .map_err(|e| BenchError::new("open the database", e))?;
+                let fast =
+                    SqliteStorage::open_with(&db, SqliteOptions::default().sync(SyncMode::None))
+                        .map_err(|e| BenchError::new("open the database", e))?;
                 fill(&*wrap(self, Arc::new(fast)), files).await?;
                 let durable = SqliteStorage::open(&db)
                     .map_err(|e| BenchError::new("reopen the database", e))?;
