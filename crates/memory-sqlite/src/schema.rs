@@ -40,6 +40,25 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE files ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE files ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0;
      UPDATE files SET size = length(CAST(contents AS BLOB)), created_ms = modified_ms;",
+    // 3: the number of files below `/memories/`, kept by triggers in the transaction of every
+    // insert and delete (of this library's or anyone's), so the file limit is one row read
+    // instead of a count over the whole index. A rename moves rows within `/memories/` and
+    // leaves it alone.
+    "INSERT INTO counters (name, value)
+         SELECT 'files', count(*) FROM files WHERE path > '/memories/' AND path < '/memories0';
+     CREATE TRIGGER files_count_insert AFTER INSERT ON files
+         WHEN NEW.path > '/memories/' AND NEW.path < '/memories0'
+         BEGIN UPDATE counters SET value = value + 1 WHERE name = 'files'; END;
+     CREATE TRIGGER files_count_delete AFTER DELETE ON files
+         WHEN OLD.path > '/memories/' AND OLD.path < '/memories0'
+         BEGIN UPDATE counters SET value = value - 1 WHERE name = 'files'; END;
+     CREATE TRIGGER files_count_move AFTER UPDATE OF path ON files
+         WHEN (OLD.path > '/memories/' AND OLD.path < '/memories0')
+             <> (NEW.path > '/memories/' AND NEW.path < '/memories0')
+         BEGIN UPDATE counters
+             SET value = value + (CASE WHEN NEW.path > '/memories/' AND NEW.path < '/memories0'
+                                       THEN 1 ELSE -1 END)
+             WHERE name = 'files'; END;",
 ];
 
 /// The schema version this build writes.

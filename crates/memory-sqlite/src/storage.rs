@@ -392,11 +392,11 @@ fn check_create(conn: &Connection, ctx: &Ctx, path: &MemoryPath) -> Result<(), J
     Ok(())
 }
 
-/// Files in the store: the rows below `/memories/` (foreign rows included).
+/// Files in the store: the rows below `/memories/` (foreign rows included), as the schema's
+/// triggers keep them counted (schema version 3): one row read, whatever the store's size.
 fn count_files(conn: &Connection, ctx: &Ctx) -> Result<usize, SqliteError> {
-    let (lo, hi) = below(&MemoryPath::root());
-    conn.prepare_cached("SELECT count(*) FROM files WHERE path > ?1 AND path < ?2")
-        .and_then(|mut stmt| stmt.query_row(params![lo, hi], |r| r.get::<_, i64>(0)))
+    conn.prepare_cached("SELECT value FROM counters WHERE name = 'files'")
+        .and_then(|mut stmt| stmt.query_row([], |r| r.get::<_, i64>(0)))
         .map(|n| usize::try_from(n).unwrap_or(0))
         .map_err(|e| ctx.err(e))
 }
@@ -665,7 +665,7 @@ impl Storage for SqliteStorage {
         .await
     }
 
-    /// `count(*)` over the primary-key range of `/memories/`: no rows are read.
+    /// One row read: the count the schema's triggers keep (no scan of the store).
     async fn file_count(&self) -> Result<usize> {
         self.read_job(|conn, ctx| Ok(count_files(conn, ctx)?)).await
     }

@@ -140,6 +140,18 @@ async fn migrates_a_version_1_store_once() {
         )
         .unwrap();
     assert_eq!(created, 1_700_000_001_000);
+    // The file count (schema version 3) starts from the files already there, and follows.
+    assert_eq!(s.file_count().await.unwrap(), 2);
+    s.write(
+        &p("/memories/c.md"),
+        b"c".to_vec(),
+        memory_core::WriteMode::Create,
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.file_count().await.unwrap(), 3);
+    s.delete(&p("/memories/c.md")).await.unwrap();
+    assert_eq!(s.file_count().await.unwrap(), 2);
 }
 
 fn file_bytes(db: &Path) -> Vec<u8> {
