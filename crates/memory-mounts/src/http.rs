@@ -110,8 +110,9 @@ impl HttpStores {
             value.set_sensitive(true);
             headers.insert("x-api-key", value);
         }
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls_config()?)
+        // The workspace's one TLS setup (rustls, ring, the platform's verifier).
+        let http = memory_tls::reqwest_builder()
+            .map_err(|e| backend(false, e))?
             .default_headers(headers)
             .timeout(Duration::from_secs(30))
             .connect_timeout(Duration::from_secs(10))
@@ -283,20 +284,6 @@ impl StoresApi for HttpStores {
         self.send(self.http.delete(Self::with_query(url, &query)))
             .await
     }
-}
-
-/// rustls with the ring provider and the platform's certificate verifier (as memory-runner).
-fn tls_config() -> Result<rustls::ClientConfig, StoreError> {
-    use rustls_platform_verifier::BuilderVerifierExt as _;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| backend(false, e))?
-        .with_platform_verifier()
-        .map_err(|e| backend(false, e))?
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
 }
 
 #[cfg(test)]

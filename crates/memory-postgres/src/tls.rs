@@ -64,15 +64,12 @@ pub(crate) fn client_config(roots: &Roots) -> Result<Arc<ClientConfig>, Postgres
             }
         }
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| PostgresOpenError::TlsRoots {
+    // The workspace's one TLS setup (memory-tls), trusting only these roots.
+    let config =
+        memory_tls::client_config_with_roots(store).map_err(|e| PostgresOpenError::TlsRoots {
             roots: "the TLS provider".to_owned(),
             reason: e.to_string(),
-        })?
-        .with_root_certificates(store)
-        .with_no_client_auth();
+        })?;
     Ok(Arc::new(config))
 }
 

@@ -464,12 +464,10 @@ impl fmt::Debug for S3Options {
 }
 
 /// reqwest is built with rustls but no bundled crypto provider (to keep aws-lc-rs out of the
-/// tree): make ring the process default unless the application already chose one.
+/// tree): make the workspace's one provider (memory-tls: ring) the process default unless the
+/// application already chose one.
 fn install_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Losing a race with another thread installing one is fine: a provider is installed.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
+    memory_tls::install_default_provider();
 }
 
 /// The options an `s3://` store URL accepts (see [`S3Options::parse`]).
