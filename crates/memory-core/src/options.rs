@@ -251,6 +251,31 @@ impl StoreOptions {
         self
     }
 
+    /// These options and `other` as one set, where a key may come from only one side: a key
+    /// in both is [`OptionsError::DuplicateOption`] (a URL's query beside a program's options,
+    /// where neither should silently win).
+    ///
+    /// ```
+    /// use memory_core::options::{OptionsError, StoreOptions};
+    /// let (_, from_url) = StoreOptions::from_url("postgres://u@h/db?schema=a").unwrap();
+    /// let joined = from_url.clone().joined(StoreOptions::from_pairs([("root", "t1")])).unwrap();
+    /// assert_eq!((joined.get("schema"), joined.get("root")), (Some("a"), Some("t1")));
+    /// let twice = from_url.joined(StoreOptions::from_pairs([("schema", "b")])).unwrap_err();
+    /// assert!(matches!(twice, OptionsError::DuplicateOption { .. }));
+    /// ```
+    ///
+    /// # Errors
+    /// [`OptionsError::DuplicateOption`] naming the first key both sides give.
+    pub fn joined(mut self, other: StoreOptions) -> Result<StoreOptions, OptionsError> {
+        for (key, value) in other.pairs {
+            if self.get(&key).is_some() {
+                return Err(OptionsError::DuplicateOption { key });
+            }
+            self.pairs.push((key, value));
+        }
+        Ok(self)
+    }
+
     /// The value of an option, without taking it.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.pairs

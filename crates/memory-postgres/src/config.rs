@@ -107,18 +107,8 @@ impl Settings {
         options: StoreOptions,
         accepted: &[&str],
     ) -> Result<Self, PostgresOpenError> {
-        let (base, mut opts) = StoreOptions::from_url(url)?;
-        for key in options.keys().map(str::to_owned).collect::<Vec<_>>() {
-            if opts.get(&key).is_some() {
-                return Err(memory_core::options::OptionsError::DuplicateOption { key }.into());
-            }
-        }
-        let mut given = options;
-        for key in given.keys().map(str::to_owned).collect::<Vec<_>>() {
-            if let Some(value) = given.take(&key) {
-                opts.insert(key, value);
-            }
-        }
+        let (base, from_query) = StoreOptions::from_url(url)?;
+        let mut opts = from_query.joined(options)?;
         let rest = base
             .strip_prefix("postgres://")
             .or_else(|| base.strip_prefix("postgresql://"))

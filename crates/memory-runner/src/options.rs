@@ -198,17 +198,10 @@ pub(crate) fn split_options(
         url: url.to_string(),
         source,
     };
-    let (base, mut merged) = StoreOptions::from_url(raw).map_err(invalid)?;
-    for key in options.store_options.keys() {
-        if merged.get(key).is_some() {
-            return Err(invalid(OptionsError::DuplicateOption {
-                key: key.to_owned(),
-            }));
-        }
-        if let Some(value) = options.store_options.get(key) {
-            merged.insert(key, value);
-        }
-    }
+    let (base, from_query) = StoreOptions::from_url(raw).map_err(invalid)?;
+    let merged = from_query
+        .joined(options.store_options.clone())
+        .map_err(invalid)?;
     Ok((base, merged))
 }
 

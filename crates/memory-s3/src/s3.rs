@@ -162,14 +162,8 @@ impl S3Options {
     /// [`S3OpenError::Url`] for a URL not of that form, [`S3OpenError::Options`] for an
     /// unknown option (named, with the accepted ones) or a value that cannot be used.
     pub fn parse(url: &str, options: StoreOptions) -> std::result::Result<Self, S3OpenError> {
-        let (base, mut merged) = StoreOptions::from_url(url)?;
-        let given: Vec<(String, String)> = options
-            .keys()
-            .map(|k| (k.to_owned(), options.get(k).unwrap_or_default().to_owned()))
-            .collect();
-        for (key, value) in given {
-            merged.insert(key, value);
-        }
+        let (base, from_query) = StoreOptions::from_url(url)?;
+        let mut merged = from_query.overridden_by(options);
         let bad = |reason: &'static str| S3OpenError::Url {
             url: base.clone(),
             reason,
