@@ -30,25 +30,24 @@ pub const STORES_ACCEPTED_OPTIONS: &[&str] = &[
     "application_name",
 ];
 
-/// The first half of the key of the advisory lock every write transaction takes: "MMVS".
-const WRITE_LOCK_CLASS: i32 = 0x4d4d_5653;
-
 /// memory-store's engine data (stores, memories, immutable versions) in a PostgreSQL schema,
 /// for `memory_store::MemoryStores::new(persistence)`: several engines (several `memory
 /// serve` instances, on several hosts) may share one schema.
 ///
-/// Every write job runs in one transaction that first takes a transaction-scoped advisory
-/// lock on the schema (`pg_advisory_xact_lock`), so writes are serialised across every
-/// process sharing the schema, as [`Persistence`] requires: the engine's rules that span rows
-/// (the memory limit of a store, the path-occupancy rule, `content_sha256` preconditions) hold
-/// across instances. A job that fails, panics, or loses its connection commits nothing. Read
-/// jobs run in a `REPEATABLE READ READ ONLY` transaction: one snapshot, no lock.
+/// Every write job runs in one `READ COMMITTED` transaction. Its first read of a store
+/// ([`Tx::store`]) is `SELECT ... FOR UPDATE` on the store's row, so the writes to one store
+/// are serialised across every process sharing the schema, as [`Persistence`] requires, and
+/// the engine's rules that span rows of a store (its memory limit, the path-occupancy rule,
+/// `content_sha256` preconditions) hold across instances; each statement after the lock sees
+/// every write committed before it. Writes to different stores run side by side (and share
+/// the server's WAL flushes). A job that fails, panics, or loses its connection commits
+/// nothing. Read jobs run in a `REPEATABLE READ READ ONLY` transaction: one snapshot, no lock.
 ///
 /// The [`Persistence`] methods block: the engine calls them on `tokio::task::spawn_blocking`
 /// threads, where they drive the database calls on the runtime the persistence was opened on.
 /// Do not call them from async code directly.
 ///
-/// `Debug` names host, port, database and schema, never the password.
+/// `Debug` and `Display` name host, port, database and schema, never the password.
 pub struct PostgresPersistence {
     pool: Pool,
     settings: Settings,
@@ -76,8 +75,8 @@ impl fmt::Display for PostgresPersistence {
         let s = &self.settings;
         write!(
             f,
-            "PostgresStores({}:{}/{} schema={})",
-            s.host, s.port, s.database, s.schema
+            "postgres://{}@{}:{}/{}?schema={}",
+            s.user, s.host, s.port, s.database, s.schema
         )
     }
 }
@@ -138,28 +137,25 @@ impl PostgresPersistence {
                     .start(),
             )
             .map_err(db)?;
-        if write {
-            // Every writer of the schema, in every process, takes its turn here; the lock is
-            // released by the commit or the rollback.
-            handle
-                .block_on(tx.execute(
-                    "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-                    &[&WRITE_LOCK_CLASS, &self.settings.schema],
-                ))
-                .map_err(db)?;
-        }
         let value = {
             let mut rows = PgTx {
                 tx: &tx,
                 handle,
                 s: &self.quoted,
                 schema: &self.settings.schema,
+                write,
             };
             job(&mut rows)?
         };
         // A dropped transaction (an `Err` above, a panic) is rolled back.
         handle.block_on(tx.commit()).map_err(db)?;
         Ok(value)
+    }
+}
+
+impl From<PostgresPersistence> for memory_store::AnyPersistence {
+    fn from(p: PostgresPersistence) -> Self {
+        memory_store::AnyPersistence::new(p)
     }
 }
 
@@ -256,6 +252,8 @@ struct PgTx<'a> {
     /// The quoted schema name.
     s: &'a str,
     schema: &'a str,
+    /// A write job: reading a store locks its row.
+    write: bool,
 }
 
 const STORE_COLS: &str = "id, name, description, metadata, created_at, updated_at, archived_at";
@@ -376,7 +374,13 @@ impl PgTx<'_> {
 
 impl Tx for PgTx<'_> {
     fn store(&mut self, id: &str) -> Result<Option<Store>> {
-        let sql = format!("SELECT {STORE_COLS} FROM {}.stores WHERE id = $1", self.s);
+        // In a write job, the writers of this store (in every process) take their turn here;
+        // the row lock ends with the commit or the rollback.
+        let lock = if self.write { " FOR UPDATE" } else { "" };
+        let sql = format!(
+            "SELECT {STORE_COLS} FROM {}.stores WHERE id = $1{lock}",
+            self.s
+        );
         self.query(&sql, &[&id])?
             .first()
             .map(|r| self.store_row(r))

@@ -10,8 +10,7 @@ use crate::error::Result;
 use crate::model::{
     Actor, DeletedMemory, ListMemories, Memory, MemoryListItem, Page, Store, UpdateMemory,
 };
-use crate::persist::Persistence;
-use crate::sqlite::SqlitePersistence;
+use crate::persist::{AnyPersistence, Persistence};
 
 /// Page size of the listings the provided methods read (the API's largest).
 const PAGE: i64 = 100;
@@ -144,7 +143,7 @@ pub trait StoresApi: fmt::Debug + fmt::Display + Send + Sync {
 /// An engine in this process whose writes are recorded as one actor: the local
 /// [`StoresApi`]. Made by [`MemoryStores::acting_as`].
 #[derive(Debug, Clone)]
-pub struct Acting<P: Persistence = SqlitePersistence> {
+pub struct Acting<P: Persistence = AnyPersistence> {
     engine: MemoryStores<P>,
     actor: Option<Actor>,
 }
@@ -166,15 +165,16 @@ impl<P: Persistence> Acting<P> {
     }
 }
 
-impl fmt::Display for Acting<SqlitePersistence> {
+/// The persistence's name (`sqlite:PATH`, or a database's host, port and name).
+impl<P: Persistence> fmt::Display for Acting<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sqlite:{}", self.engine.persistence().path().display())
+        fmt::Display::fmt(self.engine.persistence(), f)
     }
 }
 
 #[async_trait]
 #[deny(clippy::missing_trait_methods)]
-impl StoresApi for Acting<SqlitePersistence> {
+impl<P: Persistence> StoresApi for Acting<P> {
     async fn retrieve_store(&self, store_id: &str) -> Result<Store> {
         self.engine.retrieve_store(store_id).await
     }

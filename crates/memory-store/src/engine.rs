@@ -14,7 +14,7 @@ use crate::model::{
     Memory, MemoryListItem, MemoryPrefix, MemoryVersion, Operation, Page, Store, UpdateMemory,
     UpdateStore, View,
 };
-use crate::persist::{MemoryScan, Persistence, StoreScan, Tx, VersionScan};
+use crate::persist::{AnyPersistence, MemoryScan, Persistence, StoreScan, Tx, VersionScan};
 use crate::sqlite::SqlitePersistence;
 use crate::validate::{
     validate_content, validate_description, validate_metadata, validate_name, validate_path,
@@ -55,7 +55,7 @@ impl StoreOptions {
 }
 
 /// The memory-store engine: stores, memories and versions over a [`Persistence`]
-/// ([`SqlitePersistence`] by default).
+/// ([`AnyPersistence`] by default: SQLite from [`open`](Self::open), or any other).
 ///
 /// Its methods mirror the endpoints of the hosted API one to one. Every change to a memory
 /// writes the memory and its version in one transaction. Writes take an optional [`Actor`],
@@ -64,7 +64,7 @@ impl StoreOptions {
 /// Methods return objects with their content; apply [`Memory::with_view`] /
 /// [`MemoryVersion::with_view`] to show the API's default views. Cloning is cheap.
 #[derive(Debug)]
-pub struct MemoryStores<P: Persistence = SqlitePersistence> {
+pub struct MemoryStores<P: Persistence = AnyPersistence> {
     persistence: Arc<P>,
     options: StoreOptions,
 }
@@ -78,7 +78,7 @@ impl<P: Persistence> Clone for MemoryStores<P> {
     }
 }
 
-impl MemoryStores<SqlitePersistence> {
+impl MemoryStores {
     /// Opens (creating if needed) the SQLite database at `path`, on a blocking thread.
     pub async fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref().to_owned();
@@ -202,16 +202,27 @@ fn path_conflict(path: &str, m: Memory) -> StoreError {
 }
 
 impl<P: Persistence> MemoryStores<P> {
-    /// An engine over `persistence` with the default [`StoreOptions`].
-    pub fn new(persistence: P) -> Self {
+    /// An engine over `persistence` (a `P`, or what converts into one: a
+    /// [`SqlitePersistence`] for the default [`AnyPersistence`]) with the default
+    /// [`StoreOptions`].
+    pub fn new(persistence: impl Into<P>) -> Self {
         Self::with_options(persistence, StoreOptions::default())
     }
 
     /// An engine over `persistence` with `options`.
-    pub fn with_options(persistence: P, options: StoreOptions) -> Self {
+    pub fn with_options(persistence: impl Into<P>, options: StoreOptions) -> Self {
         MemoryStores {
-            persistence: Arc::new(persistence),
+            persistence: Arc::new(persistence.into()),
             options,
+        }
+    }
+
+    /// This engine behind the default [`AnyPersistence`] (sharing its persistence), for code
+    /// that takes a plain [`MemoryStores`].
+    pub fn into_any(self) -> MemoryStores {
+        MemoryStores {
+            persistence: Arc::new(AnyPersistence::from_shared(self.persistence)),
+            options: self.options,
         }
     }
 

@@ -27,7 +27,7 @@ pub use model::{
     Memory, MemoryListItem, MemoryPrefix, MemoryVersion, Operation, Page, Precondition, Store,
     UpdateMemory, UpdateStore, View,
 };
-pub use persist::{MemoryScan, Persistence, StoreScan, Tx, VersionScan};
+pub use persist::{AnyPersistence, MemoryScan, Persistence, StoreScan, Tx, VersionScan};
 pub use sqlite::{APPLICATION_ID, SCHEMA_VERSION, SqlitePersistence};
 pub use time::{Timestamp, TimestampError};
 pub use validate::{

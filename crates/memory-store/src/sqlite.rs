@@ -94,6 +94,19 @@ impl fmt::Debug for SqlitePersistence {
     }
 }
 
+/// `sqlite:PATH`.
+impl fmt::Display for SqlitePersistence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sqlite:{}", self.path.display())
+    }
+}
+
+impl From<SqlitePersistence> for crate::persist::AnyPersistence {
+    fn from(p: SqlitePersistence) -> Self {
+        crate::persist::AnyPersistence::new(p)
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
