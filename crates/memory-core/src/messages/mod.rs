@@ -2,6 +2,10 @@
 //! memory tool is one), and [`ToolRunner`], the loop that runs Claude's tool calls until it is
 //! done, at most `max_iterations` requests.
 //!
+//! Replies can be streamed ([`ToolRunner::on_event`]: each [`StreamEvent`] as it arrives, and
+//! the same [`MessageResponse`] in the end), and [`ContextManagement`] turns on the API's
+//! context editing (clearing old tool results, server-side compaction) with the betas it needs.
+//!
 //! The runner sends requests through a [`MessagesTransport`], a one-method trait: memory-runner's
 //! HTTP `Client` is one, an application's own Anthropic (or Bedrock, or Vertex) client can be
 //! another, and a test's script a third. Nothing here speaks HTTP.
@@ -39,18 +43,23 @@
 //! # });
 //! ```
 
+mod context;
 mod join;
 mod runner;
+mod stream;
 #[cfg(test)]
 mod tests;
 mod tool;
 mod transport;
 mod types;
 
-pub use runner::{DEFAULT_MAX_ITERATIONS, EndReason, Run, RunStream, ToolRunner};
+pub use context::{
+    COMPACTION_BETA, CONTEXT_MANAGEMENT_BETA, ClearToolUses, Compact, ContextManagement,
+};
+pub use runner::{DEFAULT_MAX_ITERATIONS, EndReason, EventHandler, Run, RunStream, ToolRunner};
+pub use stream::{Delta, MessageAccumulator, StreamError, StreamEvent, events_of};
 pub use tool::{
-    CONTEXT_MANAGEMENT_BETA, MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Observed, Tool, ToolCall,
-    memory_call_summary,
+    MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Observed, Tool, ToolCall, memory_call_summary,
 };
 pub use transport::MessagesTransport;
 pub use types::{

@@ -9,14 +9,17 @@ use serde_json::Value;
 
 use super::join::{BoxFuture, Caught, join_all};
 use super::{
-    ContentBlock, Message, MessageResponse, MessagesRequest, MessagesTransport, Role, StopReason,
-    Tool, ToolResultBlock, ToolUseBlock, Usage,
+    ContentBlock, ContextManagement, Message, MessageResponse, MessagesRequest, MessagesTransport,
+    Role, StopReason, StreamEvent, Tool, ToolResultBlock, ToolUseBlock, Usage,
 };
 use crate::ToolOutput;
 
 /// How many requests a run sends at most unless [`ToolRunner::max_iterations`] says otherwise.
 /// The library's and the `memory run` command's default.
 pub const DEFAULT_MAX_ITERATIONS: usize = 25;
+
+/// What [`ToolRunner::on_event`] calls with each event of a streamed reply.
+pub type EventHandler = Arc<dyn Fn(&StreamEvent) + Send + Sync>;
 
 /// Runs Claude with tools: sends the request through a [`MessagesTransport`], runs every
 /// `tool_use` block of the reply, sends the results back, and repeats until Claude stops asking
@@ -40,6 +43,12 @@ pub const DEFAULT_MAX_ITERATIONS: usize = 25;
 /// - Every request counts against `max_iterations`, resumed ones included: the run stops
 ///   when that many were sent (the last reply's tool calls are then not run), or at the first
 ///   request that fails.
+/// - With [`on_event`](Self::on_event), every request is streamed
+///   ([`MessagesTransport::stream_message`]): the handler sees each event as it arrives (text
+///   deltas to print, tool input pieces...) and the run goes on with the whole reply, the same
+///   message as without streaming. A stream cut before its end fails the request.
+/// - [`context_management`](Self::context_management) turns on context editing (old tool
+///   results cleared, server-side compaction) with the betas it needs.
 ///
 /// The runner needs no async runtime of its own: tool calls are polled on the task that
 /// awaits [`Run::next`].
@@ -68,6 +77,8 @@ pub struct ToolRunner<T> {
     request: MessagesRequest,
     tools: Vec<Arc<dyn Tool>>,
     max_iterations: usize,
+    on_event: Option<EventHandler>,
+    context_management: Option<ContextManagement>,
 }
 
 impl<T: fmt::Debug> fmt::Debug for ToolRunner<T> {
@@ -77,6 +88,8 @@ impl<T: fmt::Debug> fmt::Debug for ToolRunner<T> {
             .field("request", &self.request)
             .field("tools", &tool_names(&self.tools))
             .field("max_iterations", &self.max_iterations)
+            .field("streams", &self.on_event.is_some())
+            .field("context_management", &self.context_management)
             .finish()
     }
 }
@@ -93,6 +106,8 @@ impl<T: MessagesTransport> ToolRunner<T> {
             request,
             tools: Vec::new(),
             max_iterations: DEFAULT_MAX_ITERATIONS,
+            on_event: None,
+            context_management: None,
         }
     }
 
@@ -114,9 +129,27 @@ impl<T: MessagesTransport> ToolRunner<T> {
         self
     }
 
+    /// Streams every request, calling `handler` with each event as it arrives (e.g. to print
+    /// Claude's text as it is written: [`StreamEvent::text_delta`]).
+    pub fn on_event(mut self, handler: impl Fn(&StreamEvent) + Send + Sync + 'static) -> Self {
+        self.on_event = Some(Arc::new(handler));
+        self
+    }
+
+    /// Sends these context-editing edits (`context_management`) with every request, and the
+    /// betas they need; they replace the request's own `context_management`. Empty edits
+    /// change nothing.
+    pub fn context_management(mut self, editing: ContextManagement) -> Self {
+        self.context_management = Some(editing);
+        self
+    }
+
     /// Starts the run: nothing is sent until [`Run::next`] is awaited.
     pub fn run(self) -> Run<T> {
         let mut request = self.request;
+        if let Some(editing) = &self.context_management {
+            request = request.with_context_management(editing);
+        }
         for tool in &self.tools {
             request.tools.push(tool.definition());
             for beta in tool.betas() {
@@ -130,6 +163,7 @@ impl<T: MessagesTransport> ToolRunner<T> {
             request,
             tools: self.tools,
             max_iterations: self.max_iterations,
+            on_event: self.on_event,
             iterations: 0,
             usage: Usage::default(),
             pending: None,
@@ -162,6 +196,7 @@ pub struct Run<T> {
     request: MessagesRequest,
     tools: Vec<Arc<dyn Tool>>,
     max_iterations: usize,
+    on_event: Option<EventHandler>,
     iterations: usize,
     usage: Usage,
     /// A reply whose tool calls are still to run before the next request.
@@ -222,7 +257,17 @@ impl<T: MessagesTransport> Run<T> {
                 .push(Message::new(Role::User, results));
         }
         self.iterations += 1;
-        let reply = match self.transport.create_message(&self.request).await {
+        let sent = match &self.on_event {
+            Some(handler) => {
+                let handler = Arc::clone(handler);
+                let mut call = move |event: &StreamEvent| handler(event);
+                self.transport
+                    .stream_message(&self.request, &mut call)
+                    .await
+            }
+            None => self.transport.create_message(&self.request).await,
+        };
+        let reply = match sent {
             Ok(reply) => reply,
             Err(e) => {
                 self.finished = true;

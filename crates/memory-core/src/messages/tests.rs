@@ -135,13 +135,15 @@ async fn a_runaway_loop_stops_at_max_iterations() {
     assert_eq!(tool_results(&requests[2].0)[0]["tool_use_id"], "t1");
     assert_eq!(run.messages().len(), 1 + 2 * 2 + 1);
     assert_eq!(run.messages().last().map(|m| m.role), Some(Role::Assistant));
-    // Every request carries the memory tool's definition and beta.
+    // Every request carries the memory tool's definition, and no beta: the tool is generally
+    // available.
     for (body, betas) in &requests {
         assert_eq!(
             body["tools"],
             json!([{"type": "memory_20250818", "name": "memory"}])
         );
-        assert_eq!(betas, &[CONTEXT_MANAGEMENT_BETA.to_owned()]);
+        assert!(betas.is_empty(), "{betas:?}");
+        assert!(body.get("context_management").is_none());
     }
 }
 
@@ -466,4 +468,92 @@ async fn a_failed_request_is_the_end_reason() {
     assert!(run.end_reason().is_none());
     assert!(matches!(run.next().await, Some(Err(FakeError::Scripted))));
     assert_eq!(run.end_reason(), Some(&EndReason::RequestFailed));
+}
+
+#[tokio::test]
+async fn a_streamed_run_gives_the_events_and_the_same_replies() {
+    let script = || {
+        [
+            tool_use(&[(
+                "t1",
+                "memory",
+                json!({"command": "create", "path": "/memories/a.md", "file_text": "A"}),
+            )]),
+            end_turn("Saved it."),
+        ]
+    };
+    let plain = ToolRunner::new(Fake::new(script()), request())
+        .tool(MemoryTool::new(InMemoryStorage::new()))
+        .run_until_done()
+        .await
+        .unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let fake = Fake::new(script());
+    let streamed = ToolRunner::new(fake.clone(), request())
+        .tool(MemoryTool::new(InMemoryStorage::new()))
+        .on_event(move |event| seen.lock().unwrap().push(event.clone()))
+        .run_until_done()
+        .await
+        .unwrap();
+    assert_eq!(streamed.text(), plain.text());
+    assert_eq!(streamed.content, plain.content);
+    let events = events.lock().unwrap();
+    let text: String = events.iter().filter_map(StreamEvent::text_delta).collect();
+    assert_eq!(text, "Saved it.");
+    let starts = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::MessageStart(_)))
+        .count();
+    assert_eq!(starts, 2, "one stream per request");
+    // The tool ran between the two streams.
+    assert_eq!(tool_results(&fake.requests()[1].0)[0]["tool_use_id"], "t1");
+}
+
+#[tokio::test]
+async fn context_management_sends_the_edits_and_their_betas_only() {
+    let cases = [
+        (
+            ContextManagement::new().clear_tool_uses(ClearToolUses::keeping_memory()),
+            json!({"edits": [{"type": "clear_tool_uses_20250919", "exclude_tools": ["memory"]}]}),
+            vec!["context-management-2025-06-27"],
+        ),
+        (
+            ContextManagement::new().compact(Compact::new().pause_after_compaction(true)),
+            json!({"edits": [{"type": "compact_20260112", "pause_after_compaction": true}]}),
+            vec!["compact-2026-01-12"],
+        ),
+        (
+            ContextManagement::new()
+                .clear_tool_uses(ClearToolUses::keeping_memory().keep_tool_uses(3))
+                .compact(Compact::new().trigger_input_tokens(100_000)),
+            json!({"edits": [
+                {"type": "clear_tool_uses_20250919", "keep": {"type": "tool_uses", "value": 3}, "exclude_tools": ["memory"]},
+                {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 100_000}}
+            ]}),
+            vec!["context-management-2025-06-27", "compact-2026-01-12"],
+        ),
+    ];
+    for (editing, body, betas) in cases {
+        let fake = Fake::new([end_turn("ok")]);
+        ToolRunner::new(fake.clone(), request())
+            .tool(MemoryTool::new(InMemoryStorage::new()))
+            .context_management(editing)
+            .run_until_done()
+            .await
+            .unwrap();
+        let (sent, sent_betas) = &fake.requests()[0];
+        assert_eq!(sent["context_management"], body);
+        assert_eq!(sent_betas, &betas);
+    }
+    // No edits: no body field, no beta.
+    let fake = Fake::new([end_turn("ok")]);
+    ToolRunner::new(fake.clone(), request())
+        .context_management(ContextManagement::new())
+        .run_until_done()
+        .await
+        .unwrap();
+    let (sent, sent_betas) = &fake.requests()[0];
+    assert!(sent.get("context_management").is_none());
+    assert!(sent_betas.is_empty());
 }

@@ -7,9 +7,6 @@ use serde_json::{Value, json};
 
 use crate::{MemoryHandler, MemoryTool, Storage, ToolOutput};
 
-/// The beta that turns on the memory tool and context management (`anthropic-beta`).
-pub const CONTEXT_MANAGEMENT_BETA: &str = "context-management-2025-06-27";
-
 /// The name Claude calls the memory tool by.
 pub const MEMORY_TOOL_NAME: &str = "memory";
 
@@ -153,9 +150,6 @@ impl<H: MemoryHandler> Tool for Memory<H> {
     fn sequential(&self) -> bool {
         true
     }
-    fn betas(&self) -> Vec<String> {
-        vec![CONTEXT_MANAGEMENT_BETA.to_owned()]
-    }
 }
 
 /// `{"type": "memory_20250818", "name": "memory"}`, answered by the tool itself.
@@ -172,9 +166,6 @@ impl<S: Storage> Tool for MemoryTool<S> {
     }
     fn sequential(&self) -> bool {
         true
-    }
-    fn betas(&self) -> Vec<String> {
-        vec![CONTEXT_MANAGEMENT_BETA.to_owned()]
     }
 }
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{MessageResponse, MessagesRequest};
+use super::{MessageResponse, MessagesRequest, StreamEvent, events_of};
 
 /// Sends one Messages API request and returns Claude's reply: the one thing a
 /// [`ToolRunner`](super::ToolRunner) needs from the outside world.
@@ -52,6 +52,25 @@ pub trait MessagesTransport: Send + Sync {
         &self,
         request: &MessagesRequest,
     ) -> Result<MessageResponse, Self::Error>;
+
+    /// Sends `request` as a streamed request, calls `on_event` with each event as it arrives,
+    /// and returns the whole reply: the same message [`create_message`](Self::create_message)
+    /// returns. A stream cut before its end is an error, never a partial message.
+    ///
+    /// The default sends the request without streaming and then gives the events a stream of
+    /// the reply would have sent ([`events_of`]), so a transport that cannot stream still
+    /// serves callers that want events; memory-runner's `Client` streams for real.
+    async fn stream_message(
+        &self,
+        request: &MessagesRequest,
+        on_event: &mut (dyn for<'e> FnMut(&'e StreamEvent) + Send),
+    ) -> Result<MessageResponse, Self::Error> {
+        let reply = self.create_message(request).await?;
+        for event in &events_of(&reply) {
+            on_event(event);
+        }
+        Ok(reply)
+    }
 }
 
 #[async_trait]
@@ -64,6 +83,14 @@ impl<T: MessagesTransport + ?Sized> MessagesTransport for Arc<T> {
     ) -> Result<MessageResponse, Self::Error> {
         (**self).create_message(request).await
     }
+
+    async fn stream_message(
+        &self,
+        request: &MessagesRequest,
+        on_event: &mut (dyn for<'e> FnMut(&'e StreamEvent) + Send),
+    ) -> Result<MessageResponse, Self::Error> {
+        (**self).stream_message(request, on_event).await
+    }
 }
 
 #[async_trait]
@@ -75,5 +102,13 @@ impl<T: MessagesTransport + ?Sized> MessagesTransport for &T {
         request: &MessagesRequest,
     ) -> Result<MessageResponse, Self::Error> {
         (**self).create_message(request).await
+    }
+
+    async fn stream_message(
+        &self,
+        request: &MessagesRequest,
+        on_event: &mut (dyn for<'e> FnMut(&'e StreamEvent) + Send),
+    ) -> Result<MessageResponse, Self::Error> {
+        (**self).stream_message(request, on_event).await
     }
 }

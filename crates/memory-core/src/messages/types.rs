@@ -496,6 +496,18 @@ impl MessagesRequest {
         self
     }
 
+    /// Sets `context_management` to `editing`'s edits and turns on the betas they need
+    /// (none for no edits, which leaves `context_management` as it was).
+    pub fn with_context_management(mut self, editing: &super::ContextManagement) -> Self {
+        if let Some(body) = editing.to_json() {
+            self.context_management = Some(body);
+            for beta in editing.betas() {
+                self = self.beta(beta);
+            }
+        }
+        self
+    }
+
     /// Turns on a beta feature (the `anthropic-beta` header).
     pub fn beta(mut self, beta: impl Into<String>) -> Self {
         let beta = beta.into();
