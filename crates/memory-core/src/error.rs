@@ -81,6 +81,10 @@ pub enum Error {
         /// The path the caller gave (the link may be one of its ancestors).
         path: MemoryPath,
     },
+    /// A search engine refused a query: the text the caller gave cannot be searched. Its
+    /// `Display` is the reason, for the person or model that wrote the query.
+    #[error("invalid search query: {0}")]
+    InvalidQuery(#[from] crate::search::QueryError),
     /// The backend cannot do this at all.
     #[error("{operation} is not supported by {backend}")]
     Unsupported {
@@ -154,6 +158,7 @@ impl Error {
             },
             Error::SymbolicLink { path } => Error::SymbolicLink { path: f(path) },
             other @ (Error::StoreFull { .. }
+            | Error::InvalidQuery(_)
             | Error::Unsupported { .. }
             | Error::Backend { .. }) => other,
         }

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
+use crate::search::{Bm25Index, SearchHit, SearchQuery, is_searchable, searchable_text};
 use crate::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
     WriteMode,
@@ -268,6 +269,22 @@ impl Storage for InMemoryStorage {
             });
         }
         state.write(path, contents, &WriteMode::Create)
+    }
+
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        // One snapshot under the lock: the ranking sees the files as they were at one moment.
+        let mut index = Bm25Index::new();
+        {
+            let state = self.lock();
+            for (path, stored) in &state.files {
+                if is_searchable(path, query.under())
+                    && let Some(text) = searchable_text(&stored.contents)
+                {
+                    index.insert(path.clone(), text.to_owned());
+                }
+            }
+        }
+        Ok(index.search(query))
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -17,6 +17,7 @@ mod output;
 mod path;
 mod policy;
 mod render;
+pub mod search;
 mod storage;
 mod tool;
 

@@ -13,6 +13,7 @@ use std::task::{Context, Poll, Waker};
 
 use async_trait::async_trait;
 
+use crate::search::{SearchHit, SearchQuery};
 use crate::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
     WriteMode,
@@ -150,6 +151,10 @@ impl<S: Storage> Storage for ReadOnly<S> {
         _max_files: usize,
     ) -> Result<Version> {
         Err(self.refusal(path))
+    }
+
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        self.inner.search(query).await
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -417,6 +422,28 @@ impl<S: Storage> Storage for Prefixed<S> {
             .write(&inner, contents, WriteMode::Create)
             .await
             .map_err(|e| self.up_error(e))
+    }
+
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let Ok(inner_under) = self.down(query.under()) else {
+            return Ok(Vec::new());
+        };
+        let hits = self
+            .inner
+            .search(&query.clone().with_under(inner_under))
+            .await
+            .map_err(|e| self.up_error(e))?;
+        hits.into_iter()
+            .map(|mut hit| {
+                hit.path = self.up(&hit.path).ok_or_else(|| {
+                    Error::backend(
+                        "Prefixed",
+                        format!("{} found {} outside {}", self.inner, hit.path, self.prefix),
+                    )
+                })?;
+                Ok(hit)
+            })
+            .collect()
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -698,6 +725,9 @@ mod tests {
                 .await;
             assert!(matches!(refused, Err(Error::Refused { .. })), "{refused:?}");
             self.writes.create_within(path, contents, max_files).await
+        }
+        async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+            self.reads.search(query).await
         }
         fn capabilities(&self) -> Capabilities {
             self.reads.capabilities()

@@ -12,6 +12,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
+use crate::search::{self, SearchHit, SearchQuery};
 use crate::{Capabilities, Error, MemoryPath, Result};
 
 /// An opaque token naming one version of one file's content, for compare-and-swap.
@@ -207,6 +208,28 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
         self.write(path, contents, WriteMode::Create).await
     }
 
+    /// The files that meet a keyword query, best first, at most `query.limit()`.
+    ///
+    /// # Behavior
+    /// - a hit holds every word of the query, each phrase word for word, each `prefix*` as the
+    ///   start of a word, compared as [`search::tokenize`] folds words (case and diacritics
+    ///   do not matter);
+    /// - only files strictly below `query.under()` (whole segments) that
+    ///   [`search::is_searchable`] admits (no hidden name, no `node_modules`), and only UTF-8
+    ///   content;
+    /// - a file's current content only: words overwritten or deleted are gone, a renamed
+    ///   file is found at its new path, on the next search;
+    /// - each hit's `lines` and `snippet` are [`search::excerpt`]'s; hits are ranked by
+    ///   relevance (BM25 or the engine's equivalent), ties by path;
+    /// - nothing matches → an empty list; an engine that refuses a query it was given →
+    ///   [`Error::InvalidQuery`].
+    ///
+    /// The provided method is [`search::scan`] (list, read, rank): right for any store, with
+    /// work proportional to its size. Backends with an index override it; wrappers forward it.
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        search::scan(self, query).await
+    }
+
     /// What the store can hold: the provided method answers [`Capabilities::FULL`]; a store
     /// with rules of its own (text only, NFC names, a shallower root) declares what it lacks.
     fn capabilities(&self) -> Capabilities {
@@ -394,6 +417,9 @@ macro_rules! forward_storage {
                 max_files: usize,
             ) -> Result<Version> {
                 (**self).create_within(path, contents, max_files).await
+            }
+            async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+                (**self).search(query).await
             }
             fn capabilities(&self) -> Capabilities {
                 (**self).capabilities()

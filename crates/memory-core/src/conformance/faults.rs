@@ -24,6 +24,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
 
+use crate::search::{SearchHit, SearchQuery};
 use crate::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
     WriteMode,
@@ -55,11 +56,13 @@ pub enum Op {
     FileCount,
     /// [`Storage::create_within`].
     CreateWithin,
+    /// [`Storage::search`].
+    Search,
 }
 
 impl Op {
     /// Every method, in the trait's order.
-    pub const ALL: [Op; 8] = [
+    pub const ALL: [Op; 9] = [
         Op::Read,
         Op::Stat,
         Op::Write,
@@ -68,6 +71,7 @@ impl Op {
         Op::Rename,
         Op::FileCount,
         Op::CreateWithin,
+        Op::Search,
     ];
 
     /// Whether the method changes the store (write, delete, rename, create_within).
@@ -87,6 +91,7 @@ impl fmt::Display for Op {
             Op::Rename => "rename",
             Op::FileCount => "file_count",
             Op::CreateWithin => "create_within",
+            Op::Search => "search",
         })
     }
 }
@@ -297,6 +302,11 @@ impl<S: Storage> Storage for Faulty<S> {
         self.inner.create_within(path, contents, max_files).await
     }
 
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        self.check(Op::Search, query.under(), None)?;
+        self.inner.search(query).await
+    }
+
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
     }
@@ -484,6 +494,12 @@ impl<S: Storage> Storage for Recording<S> {
     ) -> Result<Version> {
         let result = self.inner.create_within(path, contents, max_files).await;
         self.record(Op::CreateWithin, path, None, None, &result);
+        result
+    }
+
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let result = self.inner.search(query).await;
+        self.record(Op::Search, query.under(), None, None, &result);
         result
     }
 

@@ -7,11 +7,13 @@
 //! - [`storage`]: one check per behaviour of the `Storage` trait, and
 //!   [`storage::run_all`] to run them all on an empty store.
 //! - [`commands`]: the six commands through `MemoryTool`, against golden outputs.
+//! - [`search`]: one check per behaviour of `Storage::search`, run by [`storage::run_all`].
 //! - [`faults`]: [`faults::Faulty`], a wrapper that injects failures and conflicts, and
 //!   [`faults::Recording`], a wrapper that records every call.
 
 pub mod commands;
 pub mod faults;
+pub mod search;
 pub mod storage;
 
 use std::sync::Arc;

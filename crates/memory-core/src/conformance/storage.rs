@@ -2184,6 +2184,7 @@ pub async fn run_all_with(storage: Arc<dyn Storage>, caps: Capabilities) {
         concurrent_updates_lose_nothing,
         create_within_race_at_limit,
     );
+    super::search::run_all_with(Arc::clone(&storage), caps).await;
 }
 
 #[cfg(test)]

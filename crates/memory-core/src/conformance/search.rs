@@ -1,0 +1,568 @@
+//! Search-level conformance checks: one `pub async fn` per behaviour of [`Storage::search`].
+//!
+//! [`storage::run_all`](super::storage::run_all) runs them all after the storage checks, so
+//! every backend's conformance test covers its search, native or provided. Each check expects
+//! an empty store and leaves what it wrote behind (the runner clears the store in between).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::Capabilities;
+use super::storage::clear;
+use crate::search::{QueryError, SearchHit, SearchQuery};
+use crate::{MemoryPath, Result, Storage, WriteMode};
+
+fn p(raw: &str) -> MemoryPath {
+    match MemoryPath::parse(raw) {
+        Ok(path) => path,
+        Err(e) => panic!("conformance suite bug: {raw:?} is not a valid path: {e}"),
+    }
+}
+
+fn ok<T>(storage: &dyn Storage, what: &str, result: Result<T>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(e) => panic!("{storage}: {what}: unexpected error: {e:?}"),
+    }
+}
+
+fn query(text: &str) -> SearchQuery {
+    match SearchQuery::new(text) {
+        Ok(q) => q,
+        Err(e) => panic!("conformance suite bug: {text:?} does not parse: {e}"),
+    }
+}
+
+async fn put(storage: &dyn Storage, path: &str, contents: impl Into<Vec<u8>>) {
+    ok(
+        storage,
+        &format!("setup: overwrite {path}"),
+        storage
+            .write(&p(path), contents.into(), WriteMode::Overwrite)
+            .await,
+    );
+}
+
+async fn run(storage: &dyn Storage, q: &SearchQuery) -> Vec<SearchHit> {
+    let hits = ok(
+        storage,
+        &format!("search {:?} under {}", q.text(), q.under()),
+        storage.search(q).await,
+    );
+    for pair in hits.windows(2) {
+        assert!(
+            pair[0].score >= pair[1].score,
+            "{storage}: search {:?}: hits must come best first, got {} ({}) before {} ({})",
+            q.text(),
+            pair[0].path,
+            pair[0].score,
+            pair[1].path,
+            pair[1].score
+        );
+    }
+    hits
+}
+
+async fn found(storage: &dyn Storage, text: &str) -> Vec<String> {
+    paths(&run(storage, &query(text)).await)
+}
+
+async fn found_under(storage: &dyn Storage, text: &str, under: &str) -> BTreeSet<String> {
+    let q = query(text).with_under(p(under));
+    paths(&run(storage, &q).await).into_iter().collect()
+}
+
+fn paths(hits: &[SearchHit]) -> Vec<String> {
+    hits.iter().map(|h| h.path.as_str().to_owned()).collect()
+}
+
+fn set(paths: &[&str]) -> BTreeSet<String> {
+    paths.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// A created file is the top hit of a query of its rare words, among files sharing common
+/// ones; its lines and snippet are the shared excerpt's.
+pub async fn created_file_is_top_hit_of_its_rare_words(storage: &dyn Storage) {
+    for i in 0..12 {
+        put(
+            storage,
+            &format!("/memories/notes/filler-{i:02}.md"),
+            format!("# Note {i}\nThe team met about the project plan.\nNothing else to say.\n"),
+        )
+        .await;
+    }
+    put(
+        storage,
+        "/memories/notes/zoo.md",
+        "# Note\nThe team met about the project plan.\nA quetzal studies zymurgy here.\n",
+    )
+    .await;
+    let hits = run(storage, &query("quetzal zymurgy")).await;
+    assert_eq!(
+        paths(&hits),
+        ["/memories/notes/zoo.md"],
+        "{storage}: search finds the file holding its rare words, and only it"
+    );
+    assert_eq!(hits[0].lines, [3], "{storage}: hit lines are 1-based");
+    assert_eq!(
+        hits[0].snippet, "A quetzal studies zymurgy here.",
+        "{storage}: the snippet is the line holding the match"
+    );
+    let top = run(storage, &query("quetzal team")).await;
+    assert_eq!(
+        paths(&top).first().map(String::as_str),
+        Some("/memories/notes/zoo.md"),
+        "{storage}: a rare word with a common one still ranks its file first"
+    );
+    assert!(
+        found(storage, "absentword").await.is_empty(),
+        "{storage}: a word no file holds finds nothing"
+    );
+}
+
+/// Every word of a query must be in a hit (AND), in any case.
+pub async fn words_are_and_ed_and_case_blind(storage: &dyn Storage) {
+    put(storage, "/memories/a.md", "Apples and PEARS").await;
+    put(storage, "/memories/b.md", "apples only").await;
+    assert_eq!(
+        found(storage, "apples pears").await,
+        ["/memories/a.md"],
+        "{storage}: AND of words"
+    );
+    assert_eq!(
+        found(storage, "PEARS").await,
+        ["/memories/a.md"],
+        "{storage}: case-blind"
+    );
+    let both: BTreeSet<String> = found(storage, "aPPles").await.into_iter().collect();
+    assert_eq!(
+        both,
+        set(&["/memories/a.md", "/memories/b.md"]),
+        "{storage}"
+    );
+}
+
+/// A quoted phrase only matches files holding its words next to each other, in order.
+pub async fn phrase_matches_exact_phrase_only(storage: &dyn Storage) {
+    put(storage, "/memories/a.md", "We saw the blue whale sing.").await;
+    put(storage, "/memories/b.md", "The whale was blue, not grey.").await;
+    put(storage, "/memories/c.md", "blue\nwhale on two lines").await;
+    assert_eq!(
+        found_under(storage, "\"blue whale\"", "/memories").await,
+        set(&["/memories/a.md", "/memories/c.md"]),
+        "{storage}: a phrase needs its words adjacent and in order (a line break is a space)"
+    );
+    assert_eq!(
+        found_under(storage, "blue whale", "/memories").await,
+        set(&["/memories/a.md", "/memories/b.md", "/memories/c.md"]),
+        "{storage}: unquoted, the words may be anywhere"
+    );
+    assert!(
+        found(storage, "\"whale blue sing\"").await.is_empty(),
+        "{storage}: a phrase in another order finds nothing"
+    );
+}
+
+/// A trailing `*` matches every word that begins with the prefix, and only at a word's start.
+pub async fn prefix_matches_word_starts(storage: &dyn Storage) {
+    put(storage, "/memories/a.md", "deployment checklist").await;
+    put(storage, "/memories/b.md", "deploy now").await;
+    put(storage, "/memories/c.md", "undeploy it").await;
+    put(storage, "/memories/d.md", "dep only").await;
+    assert_eq!(
+        found_under(storage, "deploy*", "/memories").await,
+        set(&["/memories/a.md", "/memories/b.md"]),
+        "{storage}: prefix query"
+    );
+    assert_eq!(
+        found(storage, "deploy").await,
+        ["/memories/b.md"],
+        "{storage}: without a star, whole words only"
+    );
+}
+
+/// Unicode text is found whatever its case and diacritics; scripts without spaces are
+/// searched by their runs of letters.
+pub async fn unicode_text(storage: &dyn Storage) {
+    put(storage, "/memories/food.md", "Crème brûlée at the Café Zoë").await;
+    put(storage, "/memories/trip.md", "東京 meeting notes").await;
+    put(storage, "/memories/greek.md", "Σοφία wrote this").await;
+    for (q, want) in [
+        ("brûlée", "/memories/food.md"),
+        ("creme", "/memories/food.md"),
+        ("CAFÉ", "/memories/food.md"),
+        ("zoe", "/memories/food.md"),
+        ("東京", "/memories/trip.md"),
+        ("σοφία", "/memories/greek.md"),
+    ] {
+        assert_eq!(
+            found(storage, q).await,
+            [want],
+            "{storage}: unicode query {q:?}"
+        );
+    }
+}
+
+/// `under` keeps hits at or below a folder, by whole segments.
+pub async fn under_filters_whole_segments(storage: &dyn Storage) {
+    put(storage, "/memories/a/x.md", "marmot").await;
+    put(storage, "/memories/a/deep/y.md", "marmot").await;
+    put(storage, "/memories/ab/z.md", "marmot").await;
+    put(storage, "/memories/top.md", "marmot").await;
+    assert_eq!(
+        found_under(storage, "marmot", "/memories/a").await,
+        set(&["/memories/a/x.md", "/memories/a/deep/y.md"]),
+        "{storage}: /memories/a never matches /memories/ab"
+    );
+    assert_eq!(
+        found_under(storage, "marmot", "/memories/ab").await,
+        set(&["/memories/ab/z.md"]),
+        "{storage}"
+    );
+    assert!(
+        found_under(storage, "marmot", "/memories/nowhere")
+            .await
+            .is_empty(),
+        "{storage}: a missing folder finds nothing"
+    );
+    assert_eq!(
+        found_under(storage, "marmot", "/memories").await.len(),
+        4,
+        "{storage}: /memories finds everything"
+    );
+}
+
+/// Hidden files and folders and `node_modules` are skipped, as `view` skips them, unless the
+/// search is inside one by name.
+pub async fn hidden_and_node_modules_skipped(storage: &dyn Storage) {
+    put(storage, "/memories/visible.md", "ocelot").await;
+    put(storage, "/memories/.hidden.md", "ocelot").await;
+    put(storage, "/memories/.git/config", "ocelot").await;
+    put(
+        storage,
+        "/memories/web/node_modules/pkg/readme.md",
+        "ocelot",
+    )
+    .await;
+    put(storage, "/memories/web/.cache/x", "ocelot").await;
+    assert_eq!(
+        found(storage, "ocelot").await,
+        ["/memories/visible.md"],
+        "{storage}: hidden names and node_modules are not searched"
+    );
+    assert_eq!(
+        found_under(storage, "ocelot", "/memories/.git").await,
+        set(&["/memories/.git/config"]),
+        "{storage}: a hidden folder asked for by name is searched"
+    );
+}
+
+/// An overwritten file's old words are gone, a deleted file is gone, a renamed file is found
+/// at its new path only.
+pub async fn changes_are_seen_by_the_next_search(storage: &dyn Storage) {
+    put(storage, "/memories/a.md", "first aardvark").await;
+    assert_eq!(
+        found(storage, "aardvark").await,
+        ["/memories/a.md"],
+        "{storage}"
+    );
+    put(storage, "/memories/a.md", "then bandicoot").await;
+    assert!(
+        found(storage, "aardvark").await.is_empty(),
+        "{storage}: an overwritten file's old words are gone"
+    );
+    assert_eq!(
+        found(storage, "bandicoot").await,
+        ["/memories/a.md"],
+        "{storage}"
+    );
+    ok(
+        storage,
+        "rename a file",
+        storage
+            .rename(&p("/memories/a.md"), &p("/memories/moved/b.md"))
+            .await,
+    );
+    assert_eq!(
+        found(storage, "bandicoot").await,
+        ["/memories/moved/b.md"],
+        "{storage}: a renamed file is found at its new path"
+    );
+    put(storage, "/memories/moved/c.md", "capybara").await;
+    ok(
+        storage,
+        "rename a folder",
+        storage
+            .rename(&p("/memories/moved"), &p("/memories/archive"))
+            .await,
+    );
+    assert_eq!(
+        found_under(storage, "bandicoot", "/memories").await,
+        set(&["/memories/archive/b.md"]),
+        "{storage}: a renamed folder's files are found below its new path"
+    );
+    ok(
+        storage,
+        "delete a file",
+        storage.delete(&p("/memories/archive/b.md")).await,
+    );
+    assert!(
+        found(storage, "bandicoot").await.is_empty(),
+        "{storage}: a deleted file is gone"
+    );
+    ok(
+        storage,
+        "delete a folder",
+        storage.delete(&p("/memories/archive")).await,
+    );
+    assert!(
+        found(storage, "capybara").await.is_empty(),
+        "{storage}: a deleted folder's files are gone"
+    );
+}
+
+/// Query syntax of search engines (`OR`, `NOT`, `NEAR(...)`, `col:word`, `^`, `-`, `&`, `|`)
+/// is plain text here: it neither fails nor changes the meaning; a query that cannot be
+/// parsed is a typed error before any store sees it.
+pub async fn engine_syntax_is_plain_text(storage: &dyn Storage) {
+    put(
+        storage,
+        "/memories/a.md",
+        "cats or dogs, and not near title: foo",
+    )
+    .await;
+    put(storage, "/memories/b.md", "cats only").await;
+    for q in [
+        "OR",
+        "NOT cats",
+        "near",
+        "title:foo",
+        "NEAR (cats dogs)",
+        "^cats dogs",
+        "-dogs",
+        "cats & dogs | title",
+        "'cats' (dogs) {not} [or]",
+        "cats AND dogs",
+        "\"or dogs\"",
+    ] {
+        assert_eq!(
+            found(storage, q).await,
+            ["/memories/a.md"],
+            "{storage}: {q:?} searches for its words"
+        );
+    }
+    for (q, want) in [
+        ("\"open", QueryError::UnbalancedQuote),
+        ("", QueryError::Empty),
+        ("*", QueryError::MisplacedStar),
+    ] {
+        assert_eq!(SearchQuery::new(q).err(), Some(want), "{storage}: {q:?}");
+    }
+}
+
+/// At most `limit` hits, best first.
+pub async fn limit_respected(storage: &dyn Storage) {
+    for i in 0..7 {
+        put(storage, &format!("/memories/l{i}.md"), "lemur").await;
+    }
+    assert_eq!(found(storage, "lemur").await.len(), 7, "{storage}");
+    let q = query("lemur")
+        .with_limit(3)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run(storage, &q).await.len(), 3, "{storage}: limit 3");
+    let q = query("lemur")
+        .with_limit(1)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run(storage, &q).await.len(), 1, "{storage}: limit 1");
+}
+
+/// A file where the words occur more often ranks above one where they occur once; scores are
+/// positive and ordered best first.
+pub async fn ranking_best_first(storage: &dyn Storage) {
+    put(storage, "/memories/many.md", "kiwi kiwi kiwi kiwi harvest").await;
+    put(storage, "/memories/once.md", "kiwi harvest was late").await;
+    put(storage, "/memories/none.md", "apple harvest was late").await;
+    put(storage, "/memories/other.md", "nothing to see here").await;
+    let hits = run(storage, &query("kiwi")).await;
+    assert_eq!(
+        paths(&hits),
+        ["/memories/many.md", "/memories/once.md"],
+        "{storage}: more occurrences rank higher"
+    );
+    assert!(
+        hits.iter().all(|h| h.score > 0.0 && h.score.is_finite()),
+        "{storage}: scores are positive: {hits:?}"
+    );
+    assert_eq!(hits[0].lines, [1], "{storage}");
+}
+
+/// Content that is not UTF-8 is not indexed.
+pub async fn binary_content_not_indexed(storage: &dyn Storage) {
+    let mut bytes = b"\xff\xfe\x00\x01 wombat ".to_vec();
+    bytes.extend_from_slice(&[0xc3, 0x28]);
+    put(storage, "/memories/blob.bin", bytes).await;
+    put(storage, "/memories/text.md", "wombat").await;
+    assert_eq!(
+        found(storage, "wombat").await,
+        ["/memories/text.md"],
+        "{storage}: a binary file is not searched"
+    );
+}
+
+/// Runs every search check on `storage`, which must be empty, clearing it in between.
+pub async fn run_all(storage: Arc<dyn Storage>) {
+    let caps = storage.capabilities();
+    run_all_with(storage, caps).await;
+}
+
+/// [`run_all`] with capabilities given by the caller.
+pub async fn run_all_with(storage: Arc<dyn Storage>, caps: Capabilities) {
+    let s: &dyn Storage = &*storage;
+    macro_rules! check {
+        ($($name:ident),* $(,)?) => {
+            $(
+                $name(s).await;
+                clear(s).await;
+            )*
+        };
+    }
+    check!(
+        created_file_is_top_hit_of_its_rare_words,
+        words_are_and_ed_and_case_blind,
+        phrase_matches_exact_phrase_only,
+        prefix_matches_word_starts,
+        unicode_text,
+        under_filters_whole_segments,
+        hidden_and_node_modules_skipped,
+        changes_are_seen_by_the_next_search,
+        engine_syntax_is_plain_text,
+        limit_respected,
+        ranking_best_first,
+    );
+    if caps.binary_files {
+        binary_content_not_indexed(s).await;
+        clear(s).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{InMemoryStorage, Prefixed, ReadOnly};
+
+    #[tokio::test]
+    async fn in_memory_search_conforms() {
+        run_all(Arc::new(InMemoryStorage::new())).await;
+    }
+
+    /// The provided scan conforms too (through `Box`, which forwards).
+    #[tokio::test]
+    async fn provided_scan_conforms() {
+        #[derive(Debug, Default)]
+        struct Scan(InMemoryStorage);
+        impl std::fmt::Display for Scan {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "Scan({})", self.0)
+            }
+        }
+        #[async_trait::async_trait]
+        impl Storage for Scan {
+            async fn read(&self, path: &MemoryPath) -> Result<crate::StoredFile> {
+                self.0.read(path).await
+            }
+            async fn stat(&self, path: &MemoryPath) -> Result<Option<crate::Entry>> {
+                self.0.stat(path).await
+            }
+            async fn write(
+                &self,
+                path: &MemoryPath,
+                contents: Vec<u8>,
+                mode: WriteMode,
+            ) -> Result<crate::Version> {
+                self.0.write(path, contents, mode).await
+            }
+            async fn delete(&self, path: &MemoryPath) -> Result<()> {
+                self.0.delete(path).await
+            }
+            async fn list(&self, dir: &MemoryPath) -> Result<Vec<crate::FileMeta>> {
+                self.0.list(dir).await
+            }
+        }
+        let boxed: Box<dyn Storage> = Box::new(Scan::default());
+        run_all(Arc::new(boxed)).await;
+    }
+
+    #[tokio::test]
+    async fn prefixed_search_conforms_and_maps_paths() {
+        let inner = Arc::new(InMemoryStorage::new());
+        let alice = Prefixed::new(Arc::clone(&inner), p("/memories/users/alice"));
+        run_all(Arc::new(alice)).await;
+        // Files beside the prefix are never found through it, and hits carry its paths.
+        inner
+            .write(
+                &p("/memories/users/bob/x.md"),
+                b"heron".to_vec(),
+                WriteMode::Create,
+            )
+            .await
+            .unwrap();
+        inner
+            .write(
+                &p("/memories/users/alice/y.md"),
+                b"heron".to_vec(),
+                WriteMode::Create,
+            )
+            .await
+            .unwrap();
+        let alice = Prefixed::new(Arc::clone(&inner), p("/memories/users/alice"));
+        assert_eq!(found(&alice, "heron").await, ["/memories/y.md"]);
+        let read_only = ReadOnly::new(alice);
+        assert_eq!(found(&read_only, "heron").await, ["/memories/y.md"]);
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "hidden names and node_modules are not searched")]
+    async fn suite_catches_a_search_that_finds_hidden_files() {
+        #[derive(Debug, Default)]
+        struct SeesHidden(InMemoryStorage);
+        impl std::fmt::Display for SeesHidden {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "SeesHidden")
+            }
+        }
+        #[async_trait::async_trait]
+        impl Storage for SeesHidden {
+            async fn read(&self, path: &MemoryPath) -> Result<crate::StoredFile> {
+                self.0.read(path).await
+            }
+            async fn stat(&self, path: &MemoryPath) -> Result<Option<crate::Entry>> {
+                self.0.stat(path).await
+            }
+            async fn write(
+                &self,
+                path: &MemoryPath,
+                contents: Vec<u8>,
+                mode: WriteMode,
+            ) -> Result<crate::Version> {
+                self.0.write(path, contents, mode).await
+            }
+            async fn delete(&self, path: &MemoryPath) -> Result<()> {
+                self.0.delete(path).await
+            }
+            async fn list(&self, dir: &MemoryPath) -> Result<Vec<crate::FileMeta>> {
+                self.0.list(dir).await
+            }
+            async fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+                // Every matching file, hidden ones included.
+                let mut hits = Vec::new();
+                for meta in self.0.list(q.under()).await? {
+                    let text = String::from_utf8(self.0.read(&meta.path).await?.contents)
+                        .unwrap_or_default();
+                    hits.extend(SearchHit::from_text(meta.path, 1.0, &text, q.parsed()));
+                }
+                Ok(hits)
+            }
+        }
+        hidden_and_node_modules_skipped(&SeesHidden::default()).await;
+    }
+}

@@ -1,0 +1,130 @@
+//! Keyword search over a store's files: the query language, the hit, and the helpers every
+//! backend shares so that a search answers alike on every store.
+//!
+//! - [`SearchQuery`] (text, folder, limit) parses its text into a [`ParsedQuery`] when made:
+//!   bare words AND-ed, `"exact phrases"`, `prefix*` words; a query that cannot be parsed is a
+//!   [`QueryError`], never a panic.
+//! - [`Storage::search`](crate::Storage::search) answers it with ranked [`SearchHit`]s. Its
+//!   provided method is [`scan`]: list, read each searchable file, rank with [`Bm25Index`].
+//!   Backends with an index of their own override it and build each hit's lines and snippet
+//!   with [`excerpt`], so hits look the same everywhere.
+//! - What is searched: files below the query's folder that [`is_searchable`] admits (hidden
+//!   names and `node_modules` are skipped, as `view` skips them), whose content is UTF-8
+//!   ([`searchable_text`]).
+//! - Words are compared as [`tokenize`] folds them (Unicode words, no case, no diacritics).
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! use memory_core::{InMemoryStorage, MemoryPath, Storage, WriteMode};
+//! use memory_core::search::SearchQuery;
+//! let store = InMemoryStorage::new();
+//! let path = MemoryPath::parse("/memories/ops/deploy.md").unwrap();
+//! store.write(&path, b"# Deploys\nRoll back with `make rollback`.".to_vec(), WriteMode::Create).await.unwrap();
+//! let hits = store.search(&SearchQuery::new("rollback").unwrap()).await.unwrap();
+//! assert_eq!(hits[0].path, path);
+//! assert_eq!(hits[0].lines, [2]);
+//! assert_eq!(hits[0].snippet, "Roll back with `make rollback`.");
+//! # });
+//! ```
+
+mod bm25;
+mod query;
+mod text;
+mod tokenize;
+
+use std::cmp::Ordering;
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+pub use bm25::Bm25Index;
+pub use query::{
+    Clause, DEFAULT_LIMIT, MAX_CLAUSES, MAX_LIMIT, MAX_QUERY_BYTES, ParsedQuery, QueryError,
+    SearchQuery,
+};
+pub use text::{
+    Excerpt, MAX_HIT_LINES, SNIPPET_CHARS, excerpt, excerpt_tokens, is_searchable, searchable_text,
+};
+pub use tokenize::{Token, fold, tokenize};
+
+use crate::{Error, MemoryPath, Result, Storage};
+
+/// One file that meets a query.
+///
+/// Serializes as `{"path": "/memories/...", "score": 1.5, "lines": [3, 7], "snippet": "..."}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    /// The file's full path.
+    pub path: MemoryPath,
+    /// How well it meets the query: higher is better. Comparable within one search's hits
+    /// only (each engine scores on its own scale).
+    pub score: f64,
+    /// The 1-based numbers of the lines holding a match, as `view` numbers them (see
+    /// [`Excerpt::lines`]).
+    pub lines: Vec<usize>,
+    /// A short excerpt holding a match (see [`Excerpt::snippet`]).
+    pub snippet: String,
+}
+
+impl SearchHit {
+    /// The hit for a file whose text meets `query`, scored `score`; `None` if the text does
+    /// not meet every clause (an index gave a candidate that the shared rule refuses).
+    pub fn from_text(
+        path: MemoryPath,
+        score: f64,
+        text: &str,
+        query: &ParsedQuery,
+    ) -> Option<SearchHit> {
+        let e = excerpt(text, query)?;
+        Some(SearchHit {
+            path,
+            score,
+            lines: e.lines,
+            snippet: e.snippet,
+        })
+    }
+}
+
+impl Serialize for SearchHit {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("SearchHit", 4)?;
+        s.serialize_field("path", self.path.as_str())?;
+        s.serialize_field("score", &self.score)?;
+        s.serialize_field("lines", &self.lines)?;
+        s.serialize_field("snippet", &self.snippet)?;
+        s.end()
+    }
+}
+
+/// Orders hits best first: higher score, then path (byte order) among equal scores.
+pub fn sort_hits(hits: &mut [SearchHit]) {
+    hits.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(Ordering::Equal)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+}
+
+/// The search behind the provided [`Storage::search`]: lists the query's folder, reads every
+/// searchable file (UTF-8 ones; a file gone since the listing is skipped) and ranks them with
+/// a [`Bm25Index`]. Its work is proportional to the store's size.
+///
+/// Public for wrappers that must search through their own reads (an encrypted store searches
+/// its plaintext this way, never its inner store's ciphertext).
+pub async fn scan<S: Storage + ?Sized>(storage: &S, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+    let mut index = Bm25Index::new();
+    for meta in storage.list(query.under()).await? {
+        if !is_searchable(&meta.path, query.under()) {
+            continue;
+        }
+        let file = match storage.read(&meta.path).await {
+            Ok(file) => file,
+            Err(Error::NotFound { .. }) => continue,
+            Err(e) => return Err(e),
+        };
+        if let Ok(text) = String::from_utf8(file.contents) {
+            index.insert(meta.path, text);
+        }
+    }
+    Ok(index.search(query))
+}
