@@ -1,12 +1,16 @@
 //! [`Client`]: `POST /v1/messages`, with retries, timeouts and typed errors.
 
+use std::collections::VecDeque;
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::Value;
+
+use memory_core::messages::{MessageAccumulator, StreamError, StreamEvent};
 
 use crate::{BoxError, MessageResponse, MessagesRequest, MessagesTransport};
 
@@ -36,7 +40,10 @@ pub enum ApiError {
     #[error("invalid Messages API client configuration: {0}")]
     Config(String),
     /// The API answered with an error.
-    #[error("the Messages API answered {status} ({error_type}): {message}")]
+    #[error(
+        "the Messages API answered {status} ({error_type}): {message}{}",
+        request_id_note(request_id.as_deref())
+    )]
     Api {
         /// The HTTP status.
         status: u16,
@@ -62,6 +69,21 @@ pub enum ApiError {
         #[source]
         source: BoxError,
     },
+    /// A streamed reply did not complete: the stream was cut before `message_stop`, the API
+    /// sent an `error` event, or the events do not make a message. Never retried (its events
+    /// were already given to the caller); no partial message is returned.
+    #[error(
+        "the streamed reply from the Messages API did not complete{}",
+        request_id_note(request_id.as_deref())
+    )]
+    Stream {
+        /// What went wrong ([`StreamError::Incomplete`] for a cut stream,
+        /// [`StreamError::Api`] for an `error` event, with its type and message).
+        #[source]
+        source: StreamError,
+        /// The `request-id` header of the streamed answer.
+        request_id: Option<String>,
+    },
     /// A successful status whose body is not a message.
     #[error("the Messages API sent a body that is not a message (status {status}): {source}")]
     Decode {
@@ -84,13 +106,34 @@ impl ApiError {
         }
     }
 
-    /// The API's error type (`overloaded_error`...), for errors the API answered.
+    /// The API's error type (`overloaded_error`...), for errors the API answered, an `error`
+    /// event of a stream included.
     pub fn error_type(&self) -> Option<&str> {
         match self {
             ApiError::Api { error_type, .. } => Some(error_type),
+            ApiError::Stream {
+                source: StreamError::Api { error_type, .. },
+                ..
+            } => Some(error_type),
             _ => None,
         }
     }
+
+    /// The `request-id` header of the answer, for support requests.
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            ApiError::Api { request_id, .. } | ApiError::Stream { request_id, .. } => {
+                request_id.as_deref()
+            }
+            _ => None,
+        }
+    }
+}
+
+fn request_id_note(request_id: Option<&str>) -> String {
+    request_id
+        .map(|id| format!(" (request-id {id})"))
+        .unwrap_or_default()
 }
 
 /// When and how often a failed request is tried again.
@@ -363,17 +406,68 @@ impl Client {
         request: &MessagesRequest,
     ) -> Result<MessageResponse, ApiError> {
         let body = serde_json::to_vec(request).map_err(|e| ApiError::Config(e.to_string()))?;
+        let betas = self.betas_for(request);
+        self.retrying(|| self.attempt(&body, &betas)).await
+    }
+
+    /// Sends `request` streamed (`"stream": true`) and returns the stream of its events once
+    /// the API answered with a success status (retrying until then as the [`RetryPolicy`]
+    /// says); [`MessageStream::next_event`] gives each event as it arrives and
+    /// [`MessageStream::final_message`] the whole reply, the same message
+    /// [`create_message`](Self::create_message) returns.
+    ///
+    /// ```no_run
+    /// use memory_runner::{Client, Message, MessagesRequest};
+    ///
+    /// # async fn demo() -> Result<(), memory_runner::ApiError> {
+    /// let client = Client::from_env()?;
+    /// let request = MessagesRequest::new("claude-sonnet-4-5", 256).message(Message::user("Hi"));
+    /// let mut stream = client.stream(&request).await?;
+    /// while let Some(event) = stream.next_event().await {
+    ///     if let Some(text) = event?.text_delta() {
+    ///         print!("{text}");
+    ///     }
+    /// }
+    /// let reply = stream.final_message().await?;
+    /// # let _ = reply;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`create_message`](Self::create_message), for the answer's status.
+    pub async fn stream(&self, request: &MessagesRequest) -> Result<MessageStream, ApiError> {
+        let mut body =
+            serde_json::to_value(request).map_err(|e| ApiError::Config(e.to_string()))?;
+        if let Value::Object(fields) = &mut body {
+            fields.insert("stream".to_owned(), Value::Bool(true));
+        }
+        let body = serde_json::to_vec(&body).map_err(|e| ApiError::Config(e.to_string()))?;
+        let betas = self.betas_for(request);
+        self.retrying(|| self.open_stream(&body, &betas)).await
+    }
+
+    /// The client's betas, then the request's.
+    fn betas_for(&self, request: &MessagesRequest) -> Vec<String> {
         let mut betas = self.inner.betas.clone();
         for beta in &request.betas {
             if !betas.contains(beta) {
                 betas.push(beta.clone());
             }
         }
+        betas
+    }
+
+    /// Runs `attempt` until it succeeds or the [`RetryPolicy`] says to stop.
+    async fn retrying<R, F, Fut>(&self, mut attempt: F) -> Result<R, ApiError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<R, Failure>>,
+    {
         let retry = &self.inner.retry;
         let mut retries = 0;
         let mut waited = Duration::ZERO;
         loop {
-            let failure = match self.attempt(&body, &betas).await {
+            let failure = match attempt().await {
                 Ok(reply) => return Ok(reply),
                 Err(failure) => failure,
             };
@@ -406,7 +500,13 @@ impl Client {
         }
     }
 
-    async fn attempt(&self, body: &[u8], betas: &[String]) -> Result<MessageResponse, Failure> {
+    /// Sends one try and returns the answer, whatever its status.
+    async fn send(
+        &self,
+        body: &[u8],
+        betas: &[String],
+        accept: &'static str,
+    ) -> Result<reqwest::Response, Failure> {
         let mut request = self
             .inner
             .http
@@ -414,15 +514,40 @@ impl Client {
             .header("x-api-key", self.inner.api_key.clone())
             .header("anthropic-version", API_VERSION)
             .header("content-type", "application/json")
-            .header("accept", "application/json");
+            .header("accept", accept);
         if !betas.is_empty() {
             request = request.header("anthropic-beta", betas.join(","));
         }
-        let response = request
+        request
             .body(body.to_vec())
             .send()
             .await
-            .map_err(transport_failure)?;
+            .map_err(transport_failure)
+    }
+
+    /// One try of a streamed request: the stream once the status is a success.
+    async fn open_stream(&self, body: &[u8], betas: &[String]) -> Result<MessageStream, Failure> {
+        let response = self.send(body, betas, "text/event-stream").await?;
+        let status = response.status();
+        if status.is_success() {
+            let request_id = header(response.headers(), "request-id").map(str::to_owned);
+            return Ok(MessageStream {
+                response,
+                request_id,
+                lines: Vec::new(),
+                data: Vec::new(),
+                pending: VecDeque::new(),
+                accumulator: MessageAccumulator::new(),
+                finished: false,
+            });
+        }
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.map_err(transport_failure)?;
+        Err(status_failure(status, &headers, &bytes))
+    }
+
+    async fn attempt(&self, body: &[u8], betas: &[String]) -> Result<MessageResponse, Failure> {
+        let response = self.send(body, betas, "application/json").await?;
         let status = response.status();
         let headers = response.headers().clone();
         let bytes = response.bytes().await.map_err(transport_failure)?;
@@ -437,16 +562,163 @@ impl Client {
                 retry_after: None,
             });
         }
-        let should_retry = match header(&headers, "x-should-retry") {
-            Some("true") => true,
-            Some("false") => false,
-            _ => RETRY_STATUSES.contains(&status.as_u16()),
-        };
-        Err(Failure {
-            error: api_error(status, &headers, &bytes),
-            retry: should_retry,
-            retry_after: retry_after(&headers, SystemTime::now()),
-        })
+        Err(status_failure(status, &headers, &bytes))
+    }
+}
+
+/// An error status: whether to retry is the `x-should-retry` header's call when present, the
+/// status's otherwise.
+fn status_failure(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Failure {
+    let should_retry = match header(headers, "x-should-retry") {
+        Some("true") => true,
+        Some("false") => false,
+        _ => RETRY_STATUSES.contains(&status.as_u16()),
+    };
+    Failure {
+        error: api_error(status, headers, body),
+        retry: should_retry,
+        retry_after: retry_after(headers, SystemTime::now()),
+    }
+}
+
+/// The events of a streamed reply ([`Client::stream`]), read as they arrive.
+///
+/// Server-sent events are parsed as the SSE format says (`data:` lines joined, a blank line
+/// ends an event, comments and unknown fields skipped), each event's data as a
+/// [`StreamEvent`], and accumulated into the reply ([`MessageStream::final_message`]).
+pub struct MessageStream {
+    response: reqwest::Response,
+    request_id: Option<String>,
+    /// Bytes of a line not ended yet.
+    lines: Vec<u8>,
+    /// The `data:` lines of the event being read.
+    data: Vec<String>,
+    pending: VecDeque<StreamEvent>,
+    accumulator: MessageAccumulator,
+    finished: bool,
+}
+
+impl fmt::Debug for MessageStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MessageStream")
+            .field("request_id", &self.request_id)
+            .field("events", &self.accumulator.events())
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MessageStream {
+    /// The answer's `request-id` header.
+    pub fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
+
+    /// The next event; `None` after `message_stop` (or after an error).
+    ///
+    /// # Errors
+    /// [`ApiError::Stream`] when the stream is cut before `message_stop` (the connection
+    /// closed or broke), sends an `error` event, or sends events that do not make a message.
+    pub async fn next_event(&mut self) -> Option<Result<StreamEvent, ApiError>> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                if let Err(source) = self.accumulator.push(&event) {
+                    return Some(Err(self.fail(source)));
+                }
+                if matches!(event, StreamEvent::MessageStop) {
+                    self.finished = true;
+                    self.pending.clear();
+                }
+                return Some(Ok(event));
+            }
+            if self.finished {
+                return None;
+            }
+            match self.response.chunk().await {
+                Ok(Some(bytes)) => {
+                    if let Err(source) = self.feed(&bytes) {
+                        return Some(Err(self.fail(source)));
+                    }
+                }
+                Ok(None) => {
+                    let events = self.accumulator.events();
+                    return Some(Err(self.fail(StreamError::Incomplete {
+                        events,
+                        cause: None,
+                    })));
+                }
+                Err(e) => {
+                    let events = self.accumulator.events();
+                    return Some(Err(self.fail(StreamError::Incomplete {
+                        events,
+                        cause: Some(e.to_string()),
+                    })));
+                }
+            }
+        }
+    }
+
+    /// Reads the rest of the stream and returns the whole reply.
+    ///
+    /// # Errors
+    /// As [`next_event`](Self::next_event).
+    pub async fn final_message(mut self) -> Result<MessageResponse, ApiError> {
+        while let Some(event) = self.next_event().await {
+            event?;
+        }
+        let request_id = self.request_id.take();
+        self.accumulator
+            .finish()
+            .map_err(|source| ApiError::Stream { source, request_id })
+    }
+
+    fn fail(&mut self, source: StreamError) -> ApiError {
+        self.finished = true;
+        self.pending.clear();
+        tracing::warn!(error = %source, request_id = ?self.request_id, "streamed reply failed");
+        ApiError::Stream {
+            source,
+            request_id: self.request_id.clone(),
+        }
+    }
+
+    /// Splits `bytes` into lines and the lines into events.
+    fn feed(&mut self, bytes: &[u8]) -> Result<(), StreamError> {
+        let mut rest = bytes;
+        while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+            self.lines.extend_from_slice(&rest[..end]);
+            rest = &rest[end + 1..];
+            let mut line = std::mem::take(&mut self.lines);
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            self.line(&line)?;
+        }
+        self.lines.extend_from_slice(rest);
+        Ok(())
+    }
+
+    fn line(&mut self, line: &[u8]) -> Result<(), StreamError> {
+        let malformed = |reason: String| StreamError::Malformed { reason };
+        if line.is_empty() {
+            if self.data.is_empty() {
+                return Ok(());
+            }
+            let data = std::mem::take(&mut self.data).join("\n");
+            let json: Value = serde_json::from_str(&data)
+                .map_err(|e| malformed(format!("event data that is not JSON ({e})")))?;
+            self.pending.push_back(StreamEvent::from_json(json)?);
+            return Ok(());
+        }
+        let line = std::str::from_utf8(line)
+            .map_err(|_| malformed("a line that is not UTF-8".to_owned()))?;
+        let (field, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        // `event:` repeats the data's `type`; `id:`, `retry:` and comments (`:...`) are unused.
+        if field == "data" {
+            self.data.push(value.to_owned());
+        }
+        Ok(())
     }
 }
 
@@ -457,6 +729,19 @@ impl MessagesTransport for Client {
 
     async fn create_message(&self, request: &MessagesRequest) -> Result<MessageResponse, ApiError> {
         Client::create_message(self, request).await
+    }
+
+    /// Streams for real ([`Client::stream`]).
+    async fn stream_message(
+        &self,
+        request: &MessagesRequest,
+        on_event: &mut (dyn for<'e> FnMut(&'e StreamEvent) + Send),
+    ) -> Result<MessageResponse, ApiError> {
+        let mut stream = self.stream(request).await?;
+        while let Some(event) = stream.next_event().await {
+            on_event(&event?);
+        }
+        stream.final_message().await
     }
 }
 
@@ -647,8 +932,9 @@ mod tests {
         assert_eq!(err.error_type(), Some("overloaded_error"));
         assert_eq!(
             err.to_string(),
-            "the Messages API answered 529 (overloaded_error): Overloaded"
+            "the Messages API answered 529 (overloaded_error): Overloaded (request-id req_1)"
         );
+        assert_eq!(err.request_id(), Some("req_1"));
         let html = api_error(
             StatusCode::BAD_GATEWAY,
             &HeaderMap::new(),

@@ -13,12 +13,16 @@ pub mod testing;
 mod url;
 
 #[cfg(feature = "http")]
-pub use client::{API_VERSION, ApiError, Client, ClientBuilder, DEFAULT_BASE_URL, RetryPolicy};
+pub use client::{
+    API_VERSION, ApiError, Client, ClientBuilder, DEFAULT_BASE_URL, MessageStream, RetryPolicy,
+};
 pub use memory_core::messages::{
-    CONTEXT_MANAGEMENT_BETA, ContentBlock, DEFAULT_MAX_ITERATIONS, EndReason, ImageBlock,
-    MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Message, MessageResponse, MessagesRequest,
-    MessagesTransport, Observed, Role, Run, RunStream, StopReason, TextBlock, Tool, ToolCall,
-    ToolResultBlock, ToolRunner, ToolUseBlock, Usage, memory_call_summary,
+    COMPACTION_BETA, CONTEXT_MANAGEMENT_BETA, ClearToolUses, Compact, ContentBlock,
+    ContextManagement, DEFAULT_MAX_ITERATIONS, Delta, EndReason, EventHandler, ImageBlock,
+    MEMORY_TOOL_NAME, MEMORY_TOOL_TYPE, Memory, Message, MessageAccumulator, MessageResponse,
+    MessagesRequest, MessagesTransport, Observed, Role, Run, RunStream, StopReason, StreamError,
+    StreamEvent, TextBlock, Tool, ToolCall, ToolResultBlock, ToolRunner, ToolUseBlock, Usage,
+    events_of, memory_call_summary,
 };
 #[cfg(feature = "stores")]
 pub use store::open_mount;

@@ -5,6 +5,12 @@
 //! ephemeral port, answers each request with the next scripted [`Reply`], and records every
 //! request it got. When the script runs out it answers 500 with `x-should-retry: false`.
 //!
+//! A request with `"stream": true` gets a scripted [`Reply::message`] as server-sent events
+//! ([`stream_events`]: text in pieces of a few characters, each `tool_use` input over many
+//! `input_json_delta`s), so one script serves a run with and without streaming.
+//! [`Reply::events`] sends given events, [`Reply::cut`] sends them and then breaks the
+//! connection (a stream cut mid-way).
+//!
 //! ```
 //! use memory_runner::testing::{FakeApi, Reply, end_turn};
 //! use memory_runner::{Client, Message, MessagesRequest};
@@ -22,12 +28,15 @@
 //! ```
 
 use std::collections::VecDeque;
+use std::future::Future as _;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
+use http_body_util::BodyExt as _;
+use hyper::body::{Bytes, Frame, Incoming};
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
@@ -43,12 +52,41 @@ pub struct Reply {
     body: String,
     delay: Duration,
     hang_up: bool,
+    /// A whole message: JSON, or its events to a streamed request.
+    message: Option<Value>,
+    /// Server-sent events, sent whatever the request asked.
+    events: Option<Vec<Value>>,
+    /// Break the connection after the events.
+    cut: bool,
 }
 
 impl Reply {
-    /// `200` with this message as the body.
+    /// `200` with this message as the body; to a streamed request, the message's events
+    /// ([`stream_events`]).
     pub fn message(message: Value) -> Self {
-        Reply::json(200, &message)
+        Reply {
+            message: Some(message.clone()),
+            ..Reply::json(200, &message)
+        }
+    }
+
+    /// `200` with these events (`data:` JSON each, `event:` its `type`) as
+    /// `text/event-stream`, the connection then closed normally.
+    pub fn events(events: Vec<Value>) -> Self {
+        Reply {
+            events: Some(events),
+            ..Reply::raw(200, "")
+        }
+        .header("content-type", "text/event-stream")
+    }
+
+    /// [`Reply::events`], then the connection broken without ending the body: a stream cut
+    /// mid-way.
+    pub fn cut(events: Vec<Value>) -> Self {
+        Reply {
+            cut: true,
+            ..Reply::events(events)
+        }
     }
 
     /// `status` with this JSON body.
@@ -73,6 +111,9 @@ impl Reply {
             body: body.into(),
             delay: Duration::ZERO,
             hang_up: false,
+            message: None,
+            events: None,
+            cut: false,
         }
     }
 
@@ -84,8 +125,12 @@ impl Reply {
         }
     }
 
-    /// Adds a header (e.g. `retry-after`).
+    /// Adds a header (e.g. `retry-after`); a `content-type` replaces the one set.
     pub fn header(mut self, name: &str, value: &str) -> Self {
+        if name.eq_ignore_ascii_case("content-type") {
+            self.headers
+                .retain(|(n, _)| !n.eq_ignore_ascii_case("content-type"));
+        }
         self.headers.push((name.to_owned(), value.to_owned()));
         self
     }
@@ -218,10 +263,61 @@ impl std::fmt::Display for HangUp {
 
 impl std::error::Error for HangUp {}
 
+/// The fake's answer body: chunks, then the end or (for a cut stream) an error, which makes
+/// hyper break the connection mid-body.
+struct FakeBody {
+    chunks: VecDeque<Bytes>,
+    cut: bool,
+    /// The pause before the cut, so that the events before it reach the client first.
+    pause: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl hyper::body::Body for FakeBody {
+    type Data = Bytes;
+    type Error = HangUp;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, HangUp>>> {
+        if let Some(chunk) = self.chunks.pop_front() {
+            return Poll::Ready(Some(Ok(Frame::data(chunk))));
+        }
+        if !self.cut {
+            return Poll::Ready(None);
+        }
+        let pause = self
+            .pause
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(Duration::from_millis(50))));
+        match pause.as_mut().poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(()) => {
+                self.cut = false;
+                Poll::Ready(Some(Err(HangUp)))
+            }
+        }
+    }
+}
+
+/// Server-sent events, one chunk per event (so a client meets them as a network would give
+/// them, over many reads).
+fn sse(events: &[Value]) -> VecDeque<Bytes> {
+    events
+        .iter()
+        .map(|event| {
+            let kind = event
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("message");
+            Bytes::from(format!("event: {kind}\ndata: {event}\n\n"))
+        })
+        .collect()
+}
+
 async fn answer(
     state: Arc<Mutex<State>>,
     request: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, HangUp> {
+) -> Result<Response<FakeBody>, HangUp> {
     let method = request.method().to_string();
     let path = request.uri().path().to_owned();
     let headers = request
@@ -238,6 +334,10 @@ async fn answer(
         Ok(collected) => collected.to_bytes().to_vec(),
         Err(_) => return Err(HangUp),
     };
+    let streamed = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("stream").and_then(Value::as_bool))
+        .unwrap_or(false);
     let reply = {
         let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
         state.requests.push(RecordedRequest {
@@ -258,13 +358,111 @@ async fn answer(
     if reply.hang_up {
         return Err(HangUp);
     }
+    let mut reply = reply;
+    if streamed && let Some(message) = &reply.message {
+        let mut events = Reply::events(stream_events(message, 4));
+        events.headers.extend(
+            reply
+                .headers
+                .into_iter()
+                .filter(|(name, _)| !name.eq_ignore_ascii_case("content-type")),
+        );
+        reply = events;
+    }
     let mut response = Response::builder().status(reply.status);
     for (name, value) in &reply.headers {
         response = response.header(name, value);
     }
-    response
-        .body(Full::new(Bytes::from(reply.body)))
-        .map_err(|_| HangUp)
+    let body = match &reply.events {
+        Some(events) => FakeBody {
+            chunks: sse(events),
+            cut: reply.cut,
+            pause: None,
+        },
+        None => FakeBody {
+            chunks: VecDeque::from([Bytes::from(reply.body)]),
+            cut: false,
+            pause: None,
+        },
+    };
+    response.body(body).map_err(|_| HangUp)
+}
+
+/// The events a streamed answer of `message` sends: `message_start`, each block started, its
+/// text (or thinking) in pieces of `piece` characters and a `tool_use` input as its JSON text
+/// in pieces of `piece` characters (`input_json_delta`), each block stopped, `message_delta`
+/// with the stop reason and output usage, `message_stop`. Accumulated, they are `message`.
+pub fn stream_events(message: &Value, piece: usize) -> Vec<Value> {
+    let piece = piece.max(1);
+    let pieces = |text: &str| -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        chars
+            .chunks(piece)
+            .map(|chunk| chunk.iter().collect())
+            .collect()
+    };
+    let mut start = message.clone();
+    start["content"] = json!([]);
+    start["stop_reason"] = Value::Null;
+    start["stop_sequence"] = Value::Null;
+    let usage = message.get("usage").cloned().unwrap_or_else(|| json!({}));
+    let mut start_usage = usage.clone();
+    start_usage["output_tokens"] = json!(1);
+    start["usage"] = start_usage;
+    let mut events = vec![json!({"type": "message_start", "message": start})];
+    let blocks = message
+        .get("content")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for (index, block) in blocks.iter().enumerate() {
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        let mut first = block.clone();
+        let mut deltas = Vec::new();
+        match kind {
+            "text" => {
+                first["text"] = json!("");
+                let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+                for part in pieces(text) {
+                    deltas.push(json!({"type": "text_delta", "text": part}));
+                }
+            }
+            "thinking" => {
+                first["thinking"] = json!("");
+                first["signature"] = json!("");
+                let text = block.get("thinking").and_then(Value::as_str).unwrap_or("");
+                for part in pieces(text) {
+                    deltas.push(json!({"type": "thinking_delta", "thinking": part}));
+                }
+                if let Some(signature) = block.get("signature") {
+                    deltas.push(json!({"type": "signature_delta", "signature": signature}));
+                }
+            }
+            "tool_use" => {
+                first["input"] = json!({});
+                let input = block.get("input").cloned().unwrap_or_else(|| json!({}));
+                for part in pieces(&input.to_string()) {
+                    deltas.push(json!({"type": "input_json_delta", "partial_json": part}));
+                }
+            }
+            _ => {}
+        }
+        events.push(json!({"type": "content_block_start", "index": index, "content_block": first}));
+        for delta in deltas {
+            events.push(json!({"type": "content_block_delta", "index": index, "delta": delta}));
+        }
+        events.push(json!({"type": "content_block_stop", "index": index}));
+    }
+    events.push(json!({
+        "type": "message_delta",
+        "delta": {
+            "stop_reason": message.get("stop_reason").cloned().unwrap_or(Value::Null),
+            "stop_sequence": message.get("stop_sequence").cloned().unwrap_or(Value::Null)
+        },
+        "usage": {"output_tokens": usage.get("output_tokens").cloned().unwrap_or(json!(0))}
+    }));
+    events.push(json!({"type": "message_stop"}));
+    events
 }
 
 /// A whole reply message ending the turn with `text`.

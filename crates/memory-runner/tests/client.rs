@@ -202,8 +202,9 @@ async fn client_errors_are_not_retried() {
     assert!(matches!(&err, ApiError::Api { request_id: Some(id), .. } if id == "req_123"));
     assert_eq!(
         err.to_string(),
-        "the Messages API answered 400 (invalid_request_error): max_tokens: required"
+        "the Messages API answered 400 (invalid_request_error): max_tokens: required (request-id req_123)"
     );
+    assert_eq!(err.request_id(), Some("req_123"));
     assert_eq!(api.requests().len(), 1);
 }
 
@@ -315,4 +316,186 @@ async fn an_unreachable_server_is_a_connection_error() {
         .unwrap();
     let err = client.create_message(&request()).await.unwrap_err();
     assert!(matches!(err, ApiError::Connection { .. }), "{err:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streaming
+
+fn memory_call() -> serde_json::Value {
+    memory_runner::testing::tool_use(
+        Some("Saving that."),
+        &[(
+            "toolu_1",
+            "memory",
+            json!({"command": "create", "path": "/memories/prefs.md", "file_text": "Units: metric, \"SI\" only\nTea: green \u{1F375}\n"}),
+        )],
+    )
+}
+
+#[tokio::test]
+async fn a_streamed_reply_is_the_message_the_plain_request_returns() {
+    let message = memory_call();
+    let api = FakeApi::start([
+        Reply::message(message.clone()),
+        Reply::message(message.clone()),
+    ])
+    .await;
+    let client = client(&api, 0);
+    let plain = client.create_message(&request()).await.unwrap();
+    let mut stream = client.stream(&request()).await.unwrap();
+    let mut text = String::new();
+    let mut input_pieces = 0;
+    while let Some(event) = stream.next_event().await {
+        let event = event.unwrap();
+        if let Some(delta) = event.text_delta() {
+            text.push_str(delta);
+        }
+        if matches!(
+            event,
+            memory_runner::StreamEvent::ContentBlockDelta {
+                delta: memory_runner::Delta::InputJson(_),
+                ..
+            }
+        ) {
+            input_pieces += 1;
+        }
+    }
+    let streamed = stream.final_message().await.unwrap();
+    assert_eq!(streamed, plain);
+    assert_eq!(text, "Saving that.");
+    assert!(input_pieces > 10, "the input came in {input_pieces} pieces");
+    let requests = api.requests();
+    assert_eq!(requests[1].json()["stream"], true);
+    assert_eq!(requests[1].header("accept"), Some("text/event-stream"));
+    assert!(requests[0].json().get("stream").is_none());
+}
+
+#[tokio::test]
+async fn a_tool_input_split_into_single_characters_is_assembled() {
+    let message = memory_call();
+    let api = FakeApi::start([Reply::events(memory_runner::testing::stream_events(
+        &message, 1,
+    ))])
+    .await;
+    let reply = client(&api, 0)
+        .stream(&request())
+        .await
+        .unwrap()
+        .final_message()
+        .await
+        .unwrap();
+    let call = reply.tool_uses().next().unwrap();
+    assert_eq!(call.input, message["content"][1]["input"]);
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_a_typed_error_and_not_retried() {
+    let events = memory_runner::testing::stream_events(&memory_call(), 3);
+    for (cut, reply) in [
+        // The connection breaks mid-body.
+        (7, Reply::cut(events[..7].to_vec())),
+        // The body ends cleanly, but before message_stop.
+        (
+            events.len() - 1,
+            Reply::events(events[..events.len() - 1].to_vec()),
+        ),
+    ] {
+        let api = FakeApi::start([
+            reply.header("request-id", "req_cut"),
+            Reply::message(end_turn("never")),
+        ])
+        .await;
+        let client = client(&api, 3);
+        let mut seen = 0;
+        let mut stream = client.stream(&request()).await.unwrap();
+        let err = loop {
+            match stream.next_event().await {
+                Some(Ok(_)) => seen += 1,
+                Some(Err(e)) => break e,
+                None => panic!("the stream ended without an error after {seen} events (cut {cut})"),
+            }
+        };
+        assert_eq!(seen, cut);
+        let ApiError::Stream {
+            source: memory_runner::StreamError::Incomplete { events, .. },
+            request_id,
+        } = &err
+        else {
+            panic!("{err:?}");
+        };
+        assert_eq!(*events, cut);
+        assert_eq!(request_id.as_deref(), Some("req_cut"));
+        assert!(
+            memory_runner_error_text(&err).contains("before message_stop"),
+            "{err}"
+        );
+        assert!(stream.next_event().await.is_none());
+        // The same through the transport: an error, no partial message, one request.
+        let err = memory_runner::MessagesTransport::stream_message(
+            &client,
+            &request(),
+            &mut |_: &memory_runner::StreamEvent| {},
+        )
+        .await;
+        assert!(err.is_ok(), "the second reply is whole: {err:?}");
+        assert_eq!(api.requests().len(), 2, "a cut stream is not retried");
+    }
+}
+
+fn memory_runner_error_text(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[tokio::test]
+async fn an_error_event_is_a_typed_error() {
+    let mut events = memory_runner::testing::stream_events(&memory_call(), 3);
+    events.truncate(4);
+    events.push(
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    );
+    let api = FakeApi::start([Reply::events(events)]).await;
+    let err = client(&api, 0)
+        .stream(&request())
+        .await
+        .unwrap()
+        .final_message()
+        .await
+        .unwrap_err();
+    assert_eq!(err.error_type(), Some("overloaded_error"));
+    assert!(matches!(
+        &err,
+        ApiError::Stream {
+            source: memory_runner::StreamError::Api { .. },
+            ..
+        }
+    ));
+    assert_eq!(
+        memory_runner_error_text(&err),
+        "the streamed reply from the Messages API did not complete: the reply stream failed with overloaded_error: Overloaded"
+    );
+}
+
+#[tokio::test]
+async fn a_streamed_request_is_retried_until_the_stream_starts() {
+    let api = FakeApi::start([
+        Reply::error(529, "overloaded_error", "Overloaded"),
+        Reply::message(end_turn("Hello")),
+    ])
+    .await;
+    let reply = client(&api, 2)
+        .stream(&request())
+        .await
+        .unwrap()
+        .final_message()
+        .await
+        .unwrap();
+    assert_eq!(reply.text(), "Hello");
+    assert_eq!(api.requests().len(), 2);
 }

@@ -98,10 +98,8 @@ async fn memory_turn_then_end_turn_sends_the_exact_requests() {
     for sent in &requests {
         assert_eq!(sent.header("x-api-key"), Some("sk-test-key"));
         assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
-        assert_eq!(
-            sent.header("anthropic-beta"),
-            Some("context-management-2025-06-27")
-        );
+        // The memory tool is generally available: no beta header.
+        assert_eq!(sent.header("anthropic-beta"), None);
     }
     let first = requests[0].json();
     assert_eq!(
@@ -572,14 +570,169 @@ async fn an_observer_sees_each_memory_call_as_it_happens() {
             "memory delete /memories/zzz (error)",
         ]
     );
-    // The wrapper keeps the memory tool's definition and beta.
+    // The wrapper keeps the memory tool's definition, and adds no beta.
     let first = &api.requests()[0];
     assert_eq!(
         first.json()["tools"],
         json!([{"type": "memory_20250818", "name": "memory"}])
     );
-    assert_eq!(
-        first.header("anthropic-beta"),
-        Some("context-management-2025-06-27")
-    );
+    assert_eq!(first.header("anthropic-beta"), None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stop reasons, streaming and context editing over HTTP
+
+/// A paused turn, a compacted one (with its compaction block), then the end.
+fn resumed_script() -> Vec<Reply> {
+    vec![
+        Reply::message(message(
+            vec![json!({"type": "text", "text": "Searching"})],
+            "pause_turn",
+        )),
+        Reply::message(message(
+            vec![
+                json!({"type": "compaction", "content": "Summary of the earlier turns."}),
+                json!({"type": "text", "text": " still"}),
+            ],
+            "compaction",
+        )),
+        Reply::message(end_turn(" done.")),
+    ]
+}
+
+#[tokio::test]
+async fn paused_and_compacted_turns_are_resumed_over_http_streamed_or_not() {
+    for streamed in [false, true] {
+        let api = FakeApi::start(resumed_script()).await;
+        let mut runner = ToolRunner::new(client(&api), request("Go"))
+            .tool(MemoryTool::new(InMemoryStorage::new()));
+        if streamed {
+            runner = runner.on_event(|_| {});
+        }
+        let mut run = runner.run();
+        let mut text = String::new();
+        while let Some(reply) = run.next().await {
+            text.push_str(&reply.unwrap().text());
+        }
+        assert_eq!(text, "Searching still done.");
+        assert_eq!(
+            run.end_reason(),
+            Some(&memory_runner::EndReason::Stopped(Some(
+                StopReason::EndTurn
+            )))
+        );
+        let requests = api.requests();
+        assert_eq!(requests.len(), 3);
+        // Each resumed request sends the conversation back with the reply as it came, the
+        // compaction block included.
+        let third = requests[2].json();
+        let messages = third["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(
+            messages[2]["content"][0],
+            json!({"type": "compaction", "content": "Summary of the earlier turns."})
+        );
+        assert_eq!(requests[0].json().get("stream").is_some(), streamed);
+    }
+    // max_iterations bounds the requests, resumed ones included.
+    let api = FakeApi::start(resumed_script()).await;
+    let mut run = ToolRunner::new(client(&api), request("Go"))
+        .max_iterations(2)
+        .run();
+    while let Some(reply) = run.next().await {
+        reply.unwrap();
+    }
+    assert!(run.hit_max_iterations());
+    assert_eq!(api.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_streamed_run_gives_the_same_replies_and_runs_the_same_tools() {
+    let script = || {
+        vec![
+            Reply::message(tool_use(
+                Some("Saving."),
+                &[(
+                    "toolu_1",
+                    "memory",
+                    json!({"command": "create", "path": "/memories/tea.md", "file_text": "Green tea, no sugar.\n"}),
+                )],
+            )),
+            Reply::message(end_turn("Saved your tea preference.")),
+        ]
+    };
+    let mut outcomes = Vec::new();
+    for streamed in [false, true] {
+        let api = FakeApi::start(script()).await;
+        let store = Arc::new(InMemoryStorage::new());
+        let deltas = Arc::new(Mutex::new(String::new()));
+        let mut runner =
+            ToolRunner::new(client(&api), request("Tea?")).tool(MemoryTool::new(store.clone()));
+        if streamed {
+            let deltas = deltas.clone();
+            runner = runner.on_event(move |event| {
+                if let Some(text) = event.text_delta() {
+                    deltas.lock().unwrap().push_str(text);
+                }
+            });
+        }
+        let mut run = runner.run();
+        let mut replies = Vec::new();
+        while let Some(reply) = run.next().await {
+            let mut reply = reply.unwrap();
+            reply.id = String::new();
+            replies.push(reply);
+        }
+        let file = store
+            .read(&memory_core::MemoryPath::parse("/memories/tea.md").unwrap())
+            .await
+            .unwrap();
+        if streamed {
+            assert_eq!(*deltas.lock().unwrap(), "Saving.Saved your tea preference.");
+        }
+        let mut second = api.requests()[1].json();
+        second.as_object_mut().unwrap().remove("stream");
+        outcomes.push((replies, file.contents, second));
+    }
+    assert_eq!(outcomes[0], outcomes[1]);
+}
+
+#[tokio::test]
+async fn clearing_tool_uses_and_compaction_send_the_exact_body_and_beta() {
+    use memory_runner::{ClearToolUses, Compact, ContextManagement};
+    let cases = [
+        (
+            ContextManagement::new().clear_tool_uses(ClearToolUses::keeping_memory()),
+            json!({"edits": [{"type": "clear_tool_uses_20250919", "exclude_tools": ["memory"]}]}),
+            Some("context-management-2025-06-27"),
+        ),
+        (
+            ContextManagement::new().compact(Compact::new()),
+            json!({"edits": [{"type": "compact_20260112"}]}),
+            Some("compact-2026-01-12"),
+        ),
+        (
+            ContextManagement::new()
+                .clear_tool_uses(ClearToolUses::keeping_memory())
+                .compact(Compact::new()),
+            json!({"edits": [
+                {"type": "clear_tool_uses_20250919", "exclude_tools": ["memory"]},
+                {"type": "compact_20260112"}
+            ]}),
+            Some("context-management-2025-06-27,compact-2026-01-12"),
+        ),
+        (ContextManagement::new(), Value::Null, None),
+    ];
+    for (editing, body, beta) in cases {
+        let api = FakeApi::start([Reply::message(end_turn("ok"))]).await;
+        ToolRunner::new(client(&api), request("Hi"))
+            .tool(MemoryTool::new(InMemoryStorage::new()))
+            .context_management(editing)
+            .run_until_done()
+            .await
+            .unwrap();
+        let sent = &api.requests()[0];
+        assert_eq!(sent.json()["context_management"], body);
+        assert_eq!(sent.header("anthropic-beta"), beta);
+    }
 }
