@@ -59,6 +59,27 @@ const MIGRATIONS: &[&str] = &[
              SET value = value + (CASE WHEN NEW.path > '/memories/' AND NEW.path < '/memories0'
                                        THEN 1 ELSE -1 END)
              WHERE name = 'files'; END;",
+    // 4: keyword search. `search` holds each file's words as memory-core's tokenizer folds
+    // them, one space between words (so FTS5's `ascii` tokenizer splits exactly there), keyed
+    // by the file's rowid, which a rename keeps. The library writes a file's words in the
+    // transaction of the write; the triggers mark every inserted or rewritten row stale (the
+    // library's write clears the mark at once), so a row changed by another program is
+    // indexed again before the next search, and a deleted row's words go with it. Files
+    // already there start stale.
+    "CREATE VIRTUAL TABLE search USING fts5(
+         words, tokenize = 'ascii', content = '', contentless_delete = 1
+     );
+     CREATE TABLE search_stale (id INTEGER NOT NULL PRIMARY KEY);
+     INSERT INTO search_stale (id) SELECT rowid FROM files;
+     CREATE TRIGGER search_mark_insert AFTER INSERT ON files
+         BEGIN INSERT OR IGNORE INTO search_stale (id) VALUES (NEW.rowid); END;
+     CREATE TRIGGER search_mark_update AFTER UPDATE OF contents ON files
+         BEGIN INSERT OR IGNORE INTO search_stale (id) VALUES (NEW.rowid); END;
+     CREATE TRIGGER search_forget AFTER DELETE ON files
+         BEGIN
+             DELETE FROM search WHERE rowid = OLD.rowid;
+             DELETE FROM search_stale WHERE id = OLD.rowid;
+         END;",
 ];
 
 /// The schema version this build writes.

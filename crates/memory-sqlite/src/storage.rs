@@ -7,6 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use memory_core::search::{
+    ParsedQuery, SearchHit, SearchQuery, is_searchable, searchable_text, sort_hits, tokenize,
+};
 use memory_core::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
     WriteMode,
@@ -410,13 +413,160 @@ fn insert(
 ) -> Result<i64, SqliteError> {
     let version = next_version(conn, ctx)?;
     let size = i64::try_from(contents.len()).unwrap_or(i64::MAX);
-    conn.prepare_cached(
-        "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-    )
-    .and_then(|mut s| s.execute(params![path.as_str(), contents, size, version, now_ms()]))
-    .map_err(|e| ctx.err(e))?;
+    let rowid: i64 = conn
+        .prepare_cached(
+            "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?5) RETURNING rowid",
+        )
+        .and_then(|mut s| {
+            s.query_row(
+                params![path.as_str(), contents, size, version, now_ms()],
+                |r| r.get(0),
+            )
+        })
+        .map_err(|e| ctx.err(e))?;
+    index_words(conn, ctx, rowid, contents)?;
     Ok(version)
+}
+
+/// A text's words as the search table holds them: memory-core's folded tokens, one space
+/// between each (FTS5's `ascii` tokenizer splits there and nowhere else, since a token holds
+/// only letters, digits and marks).
+fn words(text: &str) -> String {
+    let tokens = tokenize(text);
+    let mut out = String::with_capacity(text.len());
+    for (i, token) in tokens.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(&token.text);
+    }
+    out
+}
+
+/// Puts the words of the file at `rowid` in the search table, in the caller's transaction,
+/// and clears the stale mark its write's trigger set. Content that is not UTF-8 (a binary
+/// file, an encrypted store's ciphertext) has no words.
+fn index_words(
+    conn: &Connection,
+    ctx: &Ctx,
+    rowid: i64,
+    contents: &[u8],
+) -> Result<(), SqliteError> {
+    conn.prepare_cached("DELETE FROM search_stale WHERE id = ?1")
+        .and_then(|mut s| s.execute([rowid]))
+        .map_err(|e| ctx.err(e))?;
+    match searchable_text(contents) {
+        Some(text) => conn
+            .prepare_cached("INSERT OR REPLACE INTO search (rowid, words) VALUES (?1, ?2)")
+            .and_then(|mut s| s.execute(params![rowid, words(text)])),
+        None => conn
+            .prepare_cached("DELETE FROM search WHERE rowid = ?1")
+            .and_then(|mut s| s.execute([rowid])),
+    }
+    .map_err(|e| ctx.err(e))?;
+    Ok(())
+}
+
+/// Whether a row changed by another program awaits indexing.
+fn has_stale(conn: &Connection, ctx: &Ctx) -> Result<bool, SqliteError> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM search_stale)")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .map_err(|e| ctx.err(e))
+}
+
+/// Indexes every stale row (changed by another program, or there before schema 4).
+fn index_stale(conn: &Connection, ctx: &Ctx) -> Result<usize, SqliteError> {
+    let stale: Vec<(i64, Option<Vec<u8>>)> = conn
+        .prepare_cached(
+            "SELECT s.id, f.contents FROM search_stale s LEFT JOIN files f ON f.rowid = s.id",
+        )
+        .and_then(|mut stmt| {
+            stmt.query_map([], |r| {
+                let contents = match r.get_ref(1)? {
+                    ValueRef::Null => None,
+                    value => Some(blob(value)?),
+                };
+                Ok((r.get(0)?, contents))
+            })?
+            .collect()
+        })
+        .map_err(|e| ctx.err(e))?;
+    for (rowid, contents) in &stale {
+        match contents {
+            Some(contents) => index_words(conn, ctx, *rowid, contents)?,
+            None => conn
+                .prepare_cached("DELETE FROM search_stale WHERE id = ?1")
+                .and_then(|mut s| s.execute([rowid]))
+                .map(drop)
+                .map_err(|e| ctx.err(e))?,
+        }
+    }
+    Ok(stale.len())
+}
+
+/// The FTS5 query for a parsed query: each clause a quoted string (its tokens hold no quote),
+/// a prefix clause starred, all AND-ed. Engine syntax in the user's text never reaches FTS5.
+fn fts_query(parsed: &ParsedQuery) -> String {
+    parsed
+        .clauses()
+        .iter()
+        .map(|clause| {
+            let star = if clause.is_prefix() { "*" } else { "" };
+            format!("\"{}\"{star}", clause.tokens().join(" "))
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+/// Ranks with FTS5's `bm25()` (negated: higher is better), then keeps the candidates the
+/// shared rule admits (searchable path, UTF-8 text meeting every clause), up to the limit.
+fn search_rows(
+    conn: &Connection,
+    ctx: &Ctx,
+    query: &SearchQuery,
+) -> Result<Vec<SearchHit>, SqliteError> {
+    let under = query.under();
+    let (lo, hi) = if under.is_root() {
+        ("/memories/".to_owned(), "/memories0".to_owned())
+    } else {
+        below(under)
+    };
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT f.path, f.contents, bm25(search) AS rank
+             FROM search JOIN files f ON f.rowid = search.rowid
+             WHERE search MATCH ?1 AND f.path > ?2 AND f.path < ?3
+             ORDER BY rank, f.path",
+        )
+        .map_err(|e| ctx.err(e))?;
+    let mut rows = stmt
+        .query(params![fts_query(query.parsed()), lo, hi])
+        .map_err(|e| ctx.err(e))?;
+    let mut hits = Vec::new();
+    while hits.len() < query.limit() {
+        let Some(row) = rows.next().map_err(|e| ctx.err(e))? else {
+            break;
+        };
+        let raw: String = row.get(0).map_err(|e| ctx.err(e))?;
+        let Some(path) = memory_path(&raw) else {
+            continue;
+        };
+        if !is_searchable(&path, under) {
+            continue;
+        }
+        let contents = row
+            .get_ref(1)
+            .and_then(|v| v.as_bytes().map_err(Into::into))
+            .map_err(|e| ctx.err(e))?;
+        let Some(text) = searchable_text(contents) else {
+            continue;
+        };
+        let rank: f64 = row.get(2).map_err(|e| ctx.err(e))?;
+        hits.extend(SearchHit::from_text(path, -rank, text, query.parsed()));
+    }
+    sort_hits(&mut hits);
+    Ok(hits)
 }
 
 #[async_trait]
@@ -493,34 +643,49 @@ impl Storage for SqliteStorage {
                     .prepare_cached(
                         "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-                         ON CONFLICT (path) DO NOTHING",
+                         ON CONFLICT (path) DO NOTHING RETURNING rowid",
                     )
-                    .and_then(|mut s| s.execute(params![path.as_str(), contents, size, version, now])),
+                    .and_then(|mut s| {
+                        s.query_row(params![path.as_str(), contents, size, version, now], |r| {
+                            r.get(0)
+                        })
+                        .optional()
+                    }),
                 WriteMode::Overwrite => tx
                     .prepare_cached(
                         "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?5)
                          ON CONFLICT (path) DO UPDATE SET contents = excluded.contents,
                              size = excluded.size, version = excluded.version,
-                             modified_ms = excluded.modified_ms",
+                             modified_ms = excluded.modified_ms
+                         RETURNING rowid",
                     )
-                    .and_then(|mut s| s.execute(params![path.as_str(), contents, size, version, now])),
+                    .and_then(|mut s| {
+                        s.query_row(params![path.as_str(), contents, size, version, now], |r| {
+                            r.get(0)
+                        })
+                        .optional()
+                    }),
                 // Compare-and-swap on the version, in one statement. A token this backend never
                 // issued matches no row.
                 WriteMode::Update(expected) => match expected.as_str().parse::<i64>() {
                     Ok(expected) => tx
                         .prepare_cached(
                             "UPDATE files SET contents = ?2, size = ?3, version = ?4, modified_ms = ?5
-                             WHERE path = ?1 AND version = ?6",
+                             WHERE path = ?1 AND version = ?6 RETURNING rowid",
                         )
                         .and_then(|mut s| {
-                            s.execute(params![path.as_str(), contents, size, version, now, expected])
+                            s.query_row(
+                                params![path.as_str(), contents, size, version, now, expected],
+                                |r| r.get(0),
+                            )
+                            .optional()
                         }),
-                    Err(_) => Ok(0),
+                    Err(_) => Ok(None),
                 },
             }
             .map_err(|e| ctx.err(e))?;
-            if changed == 0 {
+            let Some(rowid): Option<i64> = changed else {
                 let exists = file_row(tx, ctx, &path)?.is_some();
                 return Err(match (mode, exists) {
                     (WriteMode::Update(_), false) => Error::NotFound { path },
@@ -528,7 +693,8 @@ impl Storage for SqliteStorage {
                     _ => Error::AlreadyExists { path },
                 }
                 .into());
-            }
+            };
+            index_words(tx, ctx, rowid, &contents)?;
             Ok(Version::new(version.to_string()))
         })
         .await
@@ -691,6 +857,18 @@ impl Storage for SqliteStorage {
             Ok(Version::new(version.to_string()))
         })
         .await
+    }
+
+    /// FTS5 in the same database: first indexes any row another program changed (the
+    /// triggers marked it), then ranks with `bm25()`; lines and snippets are memory-core's.
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        if self.read_job(|conn, ctx| Ok(has_stale(conn, ctx)?)).await? {
+            let indexed = self.write_job(|tx, ctx| Ok(index_stale(tx, ctx)?)).await?;
+            tracing::debug!(db = %self.inner.ctx.path.display(), indexed, "indexed rows changed behind the store's back");
+        }
+        let query = query.clone();
+        self.read_job(move |conn, ctx| Ok(search_rows(conn, ctx, &query)?))
+            .await
     }
 
     fn capabilities(&self) -> Capabilities {
