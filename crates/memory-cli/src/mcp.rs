@@ -60,7 +60,7 @@ store is neither created nor changed (a store that does not exist is exit status
 
 /// Arguments of `memory mcp`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = EXIT_STATUS_HELP)]
+#[command(after_help = format!("{}\n\n{EXIT_STATUS_HELP}", crate::mounts::mount_help()))]
 pub(crate) struct McpArgs {
     #[command(flatten)]
     store: StoreArgs,
@@ -98,7 +98,7 @@ pub(crate) async fn run(mut args: McpArgs) -> ExitCode {
         }
     }
     // With --mount, the mounts are the store, and the tool description carries the mount note.
-    let session_id = args.mounts.session_id();
+    let session_id = args.mounts.session_id(&args.store);
     tracing::info!(session_id, "versioned-store writes are this session's");
     let options = args.store.options(Some(session_id));
     let (store, note) = match crate::mounts::open_store_or_mounts(

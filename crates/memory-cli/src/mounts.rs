@@ -1,55 +1,122 @@
-//! `--mount NAME=URL[:ro]` for `memory run` and `memory mcp`: several stores under one
-//! `/memories`, each at `/memories/<slug of NAME>`, read-only or read-write, and the mount
-//! note that tells the model (in `memory run`'s system prompt, in `memory mcp`'s tool
-//! description).
+//! `--mount [NAME=]URL[:ro]` and `--mount-instructions NAME=TEXT` for `memory run` and
+//! `memory mcp`: several stores under one `/memories`, each at `/memories/<slug>` (of the
+//! store's display name, or of NAME), read-only or read-write, and the mount note that tells
+//! the model (in `memory run`'s system prompt, in `memory mcp`'s tool description).
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use memory_cli::store_url::{self, StoreUrl};
+use memory_cli::store_url::{self, StoreUrl, compiled_schemes};
 use memory_core::Storage;
-use memory_runner::mounts::{Access, MAX_MOUNTS, MountSpec, Mounts, new_session_id};
-use memory_runner::{OpenOptions, open_mount};
+use memory_runner::mounts::memory_store::Actor;
+use memory_runner::mounts::{
+    Access, MAX_INSTRUCTIONS_CHARS, MAX_MOUNTS, MountInstructions, MountSpec, Mounts,
+    new_session_id,
+};
+use memory_runner::{OpenOptions, STORE_API_KEY_VAR, open_mount};
 
 use crate::admin::Failure;
 use crate::exit::Exit;
 use crate::store_args::{Access as StoreAccess, StoreArgs};
 
-/// What `--help` says about mounts.
-pub(crate) const MOUNT_HELP: &str = "\
-Mounts (--mount [NAME=]URL[:ro], up to 8): each store appears at /memories/<slug>,
-the slug being NAME lowercased with every run of other characters than a-z and 0-9
-turned into one '-' (\"Team Handbook\" -> team-handbook); without NAME= a versioned
-store's display name gives the folder (any other store needs NAME=). A final :ro
-makes it read-only. URL is any store URL; a versioned memory store is
-store+sqlite:PATH#STORE_ID (a `memory serve` database) or
-store+http://HOST:PORT#STORE_ID (a running `memory serve`; its API key from
-MEMORY_STORE_API_KEY). With --mount, --store is not used. Claude is told the
-mount table, and every write to a versioned store is a version by the session
-(--session-id, or a new sesn_... id per run, logged at start).";
+/// What `--help` of `memory run` and `memory mcp` says about mounts, with the versioned-store
+/// URL forms this build opens (from memory-runner's list of compiled schemes).
+pub(crate) fn mount_help() -> String {
+    let forms: Vec<(&str, &str)> = compiled_schemes()
+        .into_iter()
+        .filter(|scheme| scheme.is_versioned_store())
+        .map(|scheme| (scheme.form(), scheme.about()))
+        .collect();
+    let width = forms.iter().map(|(form, _)| form.len()).max().unwrap_or(0);
+    let mut urls = String::new();
+    for (form, about) in &forms {
+        urls.push_str(&format!("  {form:width$}  {about}\n"));
+    }
+    format!(
+        "\
+Mounts (--mount [NAME=]URL[:ro], up to {MAX_MOUNTS}): each store appears at /memories/<folder>.
+Without NAME=, a versioned store's folder is the slug of its display name: lowercased,
+every run of characters other than a-z and 0-9 turned into one '-', '-' trimmed from
+both ends (\"Team Handbook\" -> team-handbook); a name with nothing left gives the store
+id, and a folder already taken gets -2, -3, ... NAME= sets the folder instead (slugged
+the same way; any store that is not a versioned one needs it). A final :ro makes the
+mount read-only. The folders chosen are printed on standard error at start. An
+archived store cannot be mounted (exit status 2). Versioned store URLs:
+{urls}A remote store's API key comes from {STORE_API_KEY_VAR}.
+--mount-instructions FOLDER=TEXT (at most {MAX_INSTRUCTIONS_CHARS} characters) tells Claude how to
+use the mount FOLDER; Claude is told each mount's folder, access, name, description
+and instructions. With --mount, --store is not used. Every write to a versioned store
+is a version by the session: --session-id (1 to 64 of [0-9A-Za-z_-]), else a new
+sesn_... id per run, printed on standard error at start."
+    )
+}
 
-/// The `--mount` and `--session-id` options.
+/// `--session-id`: the rule every versioned store applies (memory-store's
+/// `Actor::is_valid_session_id`), checked for every store so a bad id is a usage error.
+fn parse_session_id(raw: &str) -> Result<String, String> {
+    if Actor::is_valid_session_id(raw) {
+        Ok(raw.to_owned())
+    } else {
+        Err("a session id is 1 to 64 characters from [0-9A-Za-z_-]".to_owned())
+    }
+}
+
+/// The `--mount`, `--mount-instructions` and `--session-id` options.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct MountArgs {
-    /// Mount a store at /memories/<slug of NAME, or of a versioned store's name> (repeat, up
-    /// to 8); a final `:ro` makes it read-only. With --mount, --store is not used.
+    /// Mount a store at /memories/<slug of a versioned store's display name, or of NAME>
+    /// (repeat, up to 8); a final `:ro` makes it read-only. With --mount, --store is not used.
     #[arg(long = "mount", value_name = "[NAME=]URL[:ro]")]
     pub(crate) mounts: Vec<MountSpec>,
 
-    /// The session id recorded on every version a versioned store gets from this run
-    /// (default: a new `sesn_...` id).
-    #[arg(long, env = "MEMORY_SESSION_ID", value_name = "ID")]
+    /// Instructions for the mount whose folder is NAME (`team-handbook` for
+    /// /memories/team-handbook), shown to Claude with the store's name and description; at
+    /// most 4,096 characters (repeat for several mounts).
+    #[arg(
+        long = "mount-instructions",
+        value_name = "NAME=TEXT",
+        requires = "mounts"
+    )]
+    pub(crate) instructions: Vec<MountInstructions>,
+
+    /// The session id recorded on every version a versioned store gets from this run: 1 to
+    /// 64 characters from [0-9A-Za-z_-] (default: a new `sesn_...` id, printed at start).
+    #[arg(long, env = "MEMORY_SESSION_ID", value_name = "ID", value_parser = parse_session_id)]
     pub(crate) session_id: Option<String>,
 }
 
 impl MountArgs {
-    /// The session id: the one given, or a new one.
-    pub(crate) fn session_id(&self) -> String {
-        self.session_id.clone().unwrap_or_else(new_session_id)
+    /// The session id: the one given, or a new one, which is printed on standard error when
+    /// this run writes to a versioned store (`--store` or a `--mount` of one), so its
+    /// versions can be found afterwards.
+    pub(crate) fn session_id(&self, store: &StoreArgs) -> String {
+        if let Some(id) = &self.session_id {
+            return id.clone();
+        }
+        let id = new_session_id();
+        if self.uses_versioned_store(store) {
+            eprintln!("memory: session id {id} (recorded on every version this run writes)");
+        }
+        id
     }
 
-    /// Opens every mount with `options` (which should carry the session id), or `None`
-    /// without `--mount`. The error is the message for standard error.
+    /// Whether any store of this run is a versioned one (`store+…`).
+    fn uses_versioned_store(&self, store: &StoreArgs) -> bool {
+        let versioned = |url: &str| {
+            url.parse::<StoreUrl>()
+                .is_ok_and(|url| url.scheme().is_versioned_store())
+        };
+        if self.mounts.is_empty() {
+            versioned(store.url())
+        } else {
+            self.mounts.iter().any(|spec| versioned(&spec.url))
+        }
+    }
+
+    /// Opens every mount with `options` (which should carry the session id) and gives each its
+    /// `--mount-instructions`, or `None` without `--mount`. Each mount's folder is printed on
+    /// standard error. The error is the message for standard error.
     pub(crate) async fn open(&self, options: &OpenOptions) -> Result<Option<Mounts>, String> {
         if self.mounts.is_empty() {
             return Ok(None);
@@ -59,6 +126,15 @@ impl MountArgs {
                 "at most {MAX_MOUNTS} --mount options, got {}",
                 self.mounts.len()
             ));
+        }
+        let mut folders = BTreeSet::new();
+        for given in &self.instructions {
+            if !folders.insert(given.folder.as_str()) {
+                return Err(format!(
+                    "--mount-instructions for `{}` given twice",
+                    given.folder
+                ));
+            }
         }
         let mut opened = Vec::with_capacity(self.mounts.len());
         for spec in &self.mounts {
@@ -82,9 +158,25 @@ impl MountArgs {
                 .map_err(|e| failed(crate::error_chain(&e)))?;
             opened.push(mount);
         }
-        let mounts = Mounts::new(opened).map_err(|e| e.to_string())?;
-        for ((root, mount), spec) in mounts.mounts().zip(&self.mounts) {
-            tracing::info!(path = %root, access = %mount.access(), store = %spec.url, "mounted");
+        let mut mounts = Mounts::new(opened).map_err(|e| e.to_string())?;
+        for given in &self.instructions {
+            mounts = mounts
+                .with_instructions_for(&given.folder, given.text.clone())
+                .map_err(|e| format!("--mount-instructions: {e}"))?;
+        }
+        for (root, mount) in mounts.mounts() {
+            let store = match mount.id() {
+                Some(id) => format!(" (store {id})"),
+                None => String::new(),
+            };
+            let access = match mount.access() {
+                Access::ReadOnly => "read-only",
+                Access::ReadWrite => "read-write",
+            };
+            eprintln!(
+                "memory: mounted {:?}{store} at {root}, {access}",
+                mount.name()
+            );
         }
         Ok(Some(mounts))
     }
@@ -154,10 +246,111 @@ mod tests {
         assert_eq!(cli.mounts.mounts.len(), 2);
         assert_eq!(cli.mounts.mounts[0].access, Access::ReadOnly);
         assert_eq!(cli.mounts.mounts[1].url, "./notes");
-        assert_eq!(cli.mounts.session_id(), "sesn_1");
+        assert_eq!(cli.mounts.session_id(&StoreArgs::default()), "sesn_1");
         let err = Cli::try_parse_from(["x", "--mount", "=./notes"]).unwrap_err();
         assert!(err.to_string().contains("[NAME=]URL[:ro]"), "{err}");
         assert!(err.to_string().contains("mount name"), "{err}");
+    }
+
+    #[test]
+    fn session_ids_follow_the_one_rule_for_every_store() {
+        for bad in ["bad id!", "", &"x".repeat(65), "sesn/1"] {
+            let err = Cli::try_parse_from(["x", "--session-id", bad]).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{bad:?}");
+            assert!(err.to_string().contains("[0-9A-Za-z_-]"), "{err}");
+        }
+        let cli = Cli::try_parse_from(["x", "--session-id", &"a-_Z9".repeat(12)]).unwrap();
+        assert_eq!(cli.mounts.session_id.as_deref().map(str::len), Some(60));
+    }
+
+    #[test]
+    fn instructions_parse_and_need_a_mount() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "--mount",
+            "notes=mem:",
+            "--mount-instructions",
+            "notes=Keep it short = always.",
+        ])
+        .unwrap();
+        assert_eq!(cli.mounts.instructions[0].folder, "notes");
+        assert_eq!(cli.mounts.instructions[0].text, "Keep it short = always.");
+        let err = Cli::try_parse_from(["x", "--mount-instructions", "notes=x"]).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        let long = format!("notes={}", "é".repeat(MAX_INSTRUCTIONS_CHARS + 1));
+        let err =
+            Cli::try_parse_from(["x", "--mount", "notes=mem:", "--mount-instructions", &long])
+                .unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("4097 characters"), "{err}");
+        let exact = format!("notes={}", "é".repeat(MAX_INSTRUCTIONS_CHARS));
+        Cli::try_parse_from(["x", "--mount", "notes=mem:", "--mount-instructions", &exact])
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn instructions_reach_the_note_and_unknown_folders_are_named() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "--mount",
+            "Team Handbook=mem:",
+            "--mount",
+            "notes=mem:",
+            "--mount-instructions",
+            "team-handbook=Read it first.",
+        ])
+        .unwrap();
+        let mounts = cli.mounts.open(&OpenOptions::new()).await.unwrap().unwrap();
+        assert!(
+            mounts.note().contains(
+                "- /memories/team-handbook (read-write): \"Team Handbook\". Instructions: Read it first.\n"
+            ),
+            "{}",
+            mounts.note()
+        );
+        let cli = Cli::try_parse_from([
+            "x",
+            "--mount",
+            "notes=mem:",
+            "--mount-instructions",
+            "Notes=x",
+        ])
+        .unwrap();
+        let err = cli.mounts.open(&OpenOptions::new()).await.unwrap_err();
+        assert_eq!(
+            err,
+            "--mount-instructions: no mount has the folder name `Notes` (the folders are: notes)"
+        );
+        let cli = Cli::try_parse_from([
+            "x",
+            "--mount",
+            "notes=mem:",
+            "--mount-instructions",
+            "notes=x",
+            "--mount-instructions",
+            "notes=y",
+        ])
+        .unwrap();
+        let err = cli.mounts.open(&OpenOptions::new()).await.unwrap_err();
+        assert_eq!(err, "--mount-instructions for `notes` given twice");
+    }
+
+    #[test]
+    fn the_help_lists_the_versioned_store_urls_of_this_build() {
+        let help = mount_help();
+        let versioned: Vec<_> = compiled_schemes()
+            .into_iter()
+            .filter(|scheme| scheme.is_versioned_store())
+            .collect();
+        assert!(!versioned.is_empty());
+        for scheme in versioned {
+            assert!(
+                help.contains(&format!("  {}  ", scheme.form())),
+                "{scheme:?}: {help}"
+            );
+        }
+        assert!(help.contains(STORE_API_KEY_VAR), "{help}");
+        assert!(help.contains("team-handbook"), "{help}");
     }
 
     #[tokio::test]

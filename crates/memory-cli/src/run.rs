@@ -51,7 +51,7 @@ Example:
 
 /// Arguments of `memory run`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = crate::mounts::MOUNT_HELP)]
+#[command(after_help = crate::mounts::mount_help())]
 pub(crate) struct RunArgs {
     #[command(flatten)]
     store: StoreArgs,
@@ -89,7 +89,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
             return Exit::Usage.into();
         }
     };
-    let session_id = args.mounts.session_id();
+    let session_id = args.mounts.session_id(&args.store);
     tracing::info!(session_id, "versioned-store writes are this session's");
     let options = args.store.options(Some(session_id));
     // With --mount, the mounts are the store, and Claude is told the mount table.

@@ -177,6 +177,11 @@ impl Mount {
         self.folder.as_deref()
     }
 
+    /// The store's id, for a store mounted with [`Mount::store`] or [`Mount::with_id`].
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
     /// Its description (empty when unset).
     pub fn description(&self) -> &str {
         &self.description
@@ -372,7 +377,8 @@ impl Mounts {
         Ok(Mounts { mounts: out })
     }
 
-    /// Each mount's folder (`/memories/<slug>`) and the mount, in table order.
+    /// Each mount's folder (`/memories/<slug>`) and the mount, in table order (the order
+    /// given to [`Mounts::new`]), so a caller learns where each of its mounts landed.
     pub fn mounts(&self) -> impl Iterator<Item = (&MemoryPath, &Mount)> {
         self.mounts.iter().map(|m| (&m.root, &m.mount))
     }
@@ -386,6 +392,32 @@ impl Mounts {
     /// hosted API's `mount_path`.
     pub fn mount_path(&self, slug: &str) -> Option<&MemoryPath> {
         self.mounts.iter().find(|m| m.slug == slug).map(|m| &m.root)
+    }
+
+    /// The folder of the mount of the store `store_id` (the first, if it is mounted twice):
+    /// the path to tell a program, like the hosted API's `mount_path`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use memory_core::InMemoryStorage;
+    /// use memory_mounts::{Access, Mount, Mounts};
+    ///
+    /// let mounts = Mounts::new([
+    ///     Mount::new("Team Handbook", Arc::new(InMemoryStorage::new()), Access::ReadOnly)
+    ///         .with_id("memstore_01"),
+    ///     Mount::new("Team Handbook", Arc::new(InMemoryStorage::new()), Access::ReadWrite)
+    ///         .with_id("memstore_02"),
+    /// ])
+    /// .unwrap();
+    /// assert_eq!(mounts.store_mount_path("memstore_02").unwrap().as_str(), "/memories/team-handbook-2");
+    /// assert_eq!(mounts.mount_path("team-handbook").unwrap().as_str(), "/memories/team-handbook");
+    /// assert!(mounts.store_mount_path("memstore_03").is_none());
+    /// ```
+    pub fn store_mount_path(&self, store_id: &str) -> Option<&MemoryPath> {
+        self.mounts
+            .iter()
+            .find(|m| m.mount.id.as_deref() == Some(store_id))
+            .map(|m| &m.root)
     }
 
     /// Sets the instructions of the mount whose folder name is `folder` (`--mount-instructions

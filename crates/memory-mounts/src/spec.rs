@@ -114,14 +114,20 @@ impl fmt::Display for MountSpec {
 }
 
 /// One `--mount-instructions NAME=TEXT` option: the instructions for the mount whose folder
-/// name is `NAME` (see [`Mounts::with_instructions_for`](crate::Mounts::with_instructions_for)).
+/// name is `NAME` (see [`Mounts::with_instructions_for`](crate::Mounts::with_instructions_for)),
+/// at most [`MAX_INSTRUCTIONS_CHARS`](crate::MAX_INSTRUCTIONS_CHARS) characters.
 ///
 /// ```
-/// use memory_mounts::MountInstructions;
+/// use memory_mounts::{MountInstructions, MountInstructionsError};
 ///
 /// let i: MountInstructions = "team-handbook=Check it before answering.".parse().unwrap();
 /// assert_eq!((i.folder.as_str(), i.text.as_str()), ("team-handbook", "Check it before answering."));
-/// assert!("no-equals".parse::<MountInstructions>().is_err());
+/// assert_eq!("no-equals".parse::<MountInstructions>(), Err(MountInstructionsError::Form));
+/// let long = format!("notes={}", "x".repeat(4097));
+/// assert_eq!(
+///     long.parse::<MountInstructions>(),
+///     Err(MountInstructionsError::TooLong { folder: "notes".into(), chars: 4097 })
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountInstructions {
@@ -133,22 +139,45 @@ pub struct MountInstructions {
 
 /// Why a `--mount-instructions` value is not `NAME=TEXT`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "mount instructions are NAME=TEXT, NAME the mount's folder name, e.g. team-handbook=Read it first"
-)]
-pub struct MountInstructionsError;
+#[non_exhaustive]
+pub enum MountInstructionsError {
+    /// No `=`, or nothing before it.
+    #[error(
+        "mount instructions are NAME=TEXT, NAME the mount's folder name, e.g. team-handbook=Read it first"
+    )]
+    Form,
+    /// The text is longer than [`MAX_INSTRUCTIONS_CHARS`](crate::MAX_INSTRUCTIONS_CHARS).
+    #[error(
+        "the instructions for `{folder}` are {chars} characters; at most {} are allowed",
+        crate::MAX_INSTRUCTIONS_CHARS
+    )]
+    TooLong {
+        /// The folder name given.
+        folder: String,
+        /// The text's length in characters.
+        chars: usize,
+    },
+}
 
 impl FromStr for MountInstructions {
     type Err = MountInstructionsError;
 
     fn from_str(raw: &str) -> Result<Self, Self::Err> {
-        match raw.split_once('=') {
-            Some((folder, text)) if !folder.trim().is_empty() => Ok(MountInstructions {
-                folder: folder.trim().to_owned(),
-                text: text.to_owned(),
-            }),
-            _ => Err(MountInstructionsError),
+        let Some((folder, text)) = raw
+            .split_once('=')
+            .filter(|(folder, _)| !folder.trim().is_empty())
+        else {
+            return Err(MountInstructionsError::Form);
+        };
+        let folder = folder.trim().to_owned();
+        let chars = text.chars().count();
+        if chars > crate::MAX_INSTRUCTIONS_CHARS {
+            return Err(MountInstructionsError::TooLong { folder, chars });
         }
+        Ok(MountInstructions {
+            folder,
+            text: text.to_owned(),
+        })
     }
 }
 

@@ -309,9 +309,10 @@ async fn encrypt(
 
 /// Opens one mount of `memory run --mount [NAME=]URL[:ro]`: any store URL, mounted at
 /// `/memories/<slug of NAME>` with the spec's access. A versioned store (`store+…`) is fetched
-/// at once, so a wrong id, key or server is reported here; its description goes into the
-/// mount note, and without `NAME=` its display name names the folder (any other store needs
-/// `NAME=`).
+/// at once, so a wrong id, key or server is reported here; its name and description go into
+/// the mount note, and without `NAME=` its display name names the folder (any other store
+/// needs `NAME=`). An archived store is refused: [`OpenError::Open`] whose source is
+/// [`memory_mounts::MountError::Archived`].
 ///
 /// Give every mount of one run the same [`OpenOptions::with_session_id`], so that all its
 /// writes are one session's.
@@ -322,8 +323,9 @@ async fn encrypt(
 /// use memory_runner::{OpenOptions, open_mount};
 ///
 /// let options = OpenOptions::new().with_session_id(new_session_id());
-/// let handbook: MountSpec = "Team Handbook=store+sqlite:stores.db#memstore_01abc:ro".parse()?;
-/// let notes: MountSpec = "User Notes=store+sqlite:stores.db#memstore_01def".parse()?;
+/// // Mounted at /memories/<slug of each store's display name>, e.g. /memories/team-handbook.
+/// let handbook: MountSpec = "store+sqlite:stores.db#memstore_01abc:ro".parse()?;
+/// let notes: MountSpec = "store+sqlite:stores.db#memstore_01def".parse()?;
 /// let mounts = Mounts::new([
 ///     open_mount(&handbook, &options).await?,
 ///     open_mount(&notes, &options).await?,
@@ -352,13 +354,9 @@ pub async fn open_mount(
         source,
     })?;
     match url.scheme() {
+        // Without `NAME=`, the folder is named after the store, as the hosted product does.
         Scheme::StoreSqlite | Scheme::StoreHttp => {
-            let (storage, store) = crate::stores::open_store(&url, options).await?;
-            // Without `NAME=`, the folder is named after the store, as the hosted product does.
-            let name = spec.name.clone().unwrap_or_else(|| store.name.clone());
-            Ok(Mount::new(name, Arc::new(storage), spec.access)
-                .with_id(store.id)
-                .with_description(store.description))
+            crate::stores::open_store_mount(&url, spec, options).await
         }
         _ => {
             let Some(name) = spec.name.clone() else {

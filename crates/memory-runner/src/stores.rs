@@ -7,12 +7,33 @@
 pub const STORE_API_KEY_VAR: &str = "MEMORY_STORE_API_KEY";
 
 #[cfg(feature = "stores")]
-pub(crate) use imp::open_store;
+pub(crate) use imp::{open_store, open_store_mount};
+
+impl crate::url::Scheme {
+    /// Whether the scheme names one versioned memory store (`store+…`): a store with a display
+    /// name (which names its mount folder), history and a session actor for its writes.
+    ///
+    /// ```
+    /// use memory_runner::store::Scheme;
+    ///
+    /// assert!(Scheme::StoreSqlite.is_versioned_store());
+    /// assert!(Scheme::StoreHttp.is_versioned_store());
+    /// assert!(!Scheme::Sqlite.is_versioned_store());
+    /// ```
+    pub fn is_versioned_store(self) -> bool {
+        use crate::url::Scheme;
+        // Every variant named, so a new scheme has to answer.
+        match self {
+            Scheme::StoreSqlite | Scheme::StoreHttp => true,
+            Scheme::Dir | Scheme::Memory | Scheme::Sqlite | Scheme::S3 | Scheme::Postgres => false,
+        }
+    }
+}
 
 #[cfg(feature = "stores")]
 mod imp {
-    use memory_mounts::StoreStorage;
-    use memory_mounts::memory_store::{MemoryStores, Store, StoreError};
+    use memory_mounts::memory_store::{Actor, MemoryStores, Store, StoreError};
+    use memory_mounts::{Mount, MountSpec, StoreStorage};
 
     use super::STORE_API_KEY_VAR;
     use crate::options::{
@@ -64,6 +85,16 @@ mod imp {
             .session_id
             .clone()
             .unwrap_or_else(memory_mounts::new_session_id);
+        // One rule for every kind of store, checked before anything is opened (the engine and
+        // the HTTP client check it too).
+        if !Actor::is_valid_session_id(&session) {
+            return Err(OpenError::Unavailable {
+                url: url.to_string(),
+                reason: format!(
+                    "the session id {session:?} must be 1 to 64 characters from [0-9A-Za-z_-]"
+                ),
+            });
+        }
         let storage = match url.scheme() {
             Scheme::StoreSqlite => {
                 let db = path_part(url, rest, "store+sqlite:PATH#STORE_ID")?;
@@ -113,5 +144,26 @@ mod imp {
         };
         let store = storage.retrieve().await.map_err(backend)?;
         Ok((storage, store))
+    }
+
+    /// Opens a `store+` URL's store as a mount of `spec`: the folder is the slug of the
+    /// store's display name, or of `spec`'s `NAME=` (the note still names the store); its
+    /// description goes into the mount note. An archived store is refused
+    /// ([`OpenError::Open`] holding a [`memory_mounts::MountError::Archived`]).
+    pub(crate) async fn open_store_mount(
+        url: &StoreUrl,
+        spec: &MountSpec,
+        options: &OpenOptions,
+    ) -> Result<Mount, OpenError> {
+        let (storage, store) = open_store(url, options).await?;
+        let mount =
+            Mount::from_store(storage, store, spec.access).map_err(|source| OpenError::Open {
+                url: url.to_string(),
+                source: Box::new(source),
+            })?;
+        Ok(match &spec.name {
+            Some(folder) => mount.with_folder(folder.clone()),
+            None => mount,
+        })
     }
 }
