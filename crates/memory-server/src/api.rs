@@ -60,6 +60,9 @@ pub struct ServerConfig {
     /// After the shutdown signal, how long requests in flight may take to finish; then every
     /// connection still open is closed and [`serve`](crate::serve) returns.
     pub shutdown_timeout: Duration,
+    /// Whether the web console is served at `/console/` (`memory serve --no-console` turns
+    /// it off; then `/console/` is a 404).
+    pub console: bool,
 }
 
 impl Default for ServerConfig {
@@ -72,6 +75,7 @@ impl Default for ServerConfig {
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_connections: None,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+            console: true,
         }
     }
 }
@@ -119,6 +123,12 @@ impl ServerConfig {
         self
     }
 
+    /// Sets [`console`](Self::console).
+    pub fn console(mut self, on: bool) -> Self {
+        self.console = on;
+        self
+    }
+
     pub(crate) fn limits(&self) -> crate::conn::Limits {
         crate::conn::Limits {
             header_read_timeout: self.header_read_timeout,
@@ -142,10 +152,15 @@ impl ServerConfig {
     }
 }
 
+/// What every handler (the API's and the console's) works with.
 #[derive(Clone)]
-struct App {
-    engine: MemoryStores,
-    config: ServerConfig,
+pub(crate) struct App {
+    /// The engine: every action of the API and of the console is one of its calls.
+    pub(crate) engine: MemoryStores,
+    /// The server's settings (its API keys among them).
+    pub(crate) config: ServerConfig,
+    /// The console's sign-in sessions.
+    pub(crate) sessions: crate::console::Sessions,
 }
 
 /// Per-request context the auth middleware puts into the request's extensions.
@@ -234,13 +249,24 @@ fn ok(value: &impl Serialize) -> Answer {
     Ok(json_response(StatusCode::OK, value))
 }
 
-/// The router with every endpoint of the memory-stores API, `GET /health`, and the
-/// authentication and request-id middleware.
+/// The router with every endpoint of the memory-stores API, `GET /health`, the web console
+/// at `/console/` (unless [`ServerConfig::console`] is off), and the authentication and
+/// request-id middleware.
 pub fn router(engine: MemoryStores, config: ServerConfig) -> Router {
-    let app = App { engine, config };
+    let console = config.console;
+    let app = App {
+        engine,
+        config,
+        sessions: crate::console::Sessions::default(),
+    };
     let stores = "/v1/memory_stores";
-    Router::new()
-        .route("/health", get(health))
+    let api = Router::new();
+    let api = if console {
+        api.merge(crate::console::routes())
+    } else {
+        api
+    };
+    api.route("/health", get(health))
         .route(stores, get(list_stores).post(create_store))
         .route(
             &format!("{stores}/{{store}}"),
@@ -314,9 +340,18 @@ fn session_of(headers: &HeaderMap) -> Result<Option<String>, &'static str> {
 /// checks its API key and records the actor.
 async fn context(State(app): State<App>, mut request: Request, next: Next) -> Response {
     let request_id = new_request_id();
+    // The console signs its users in itself (with the same keys, see `console`), and every
+    // one of its answers carries its security headers.
+    if app.config.console && crate::console::is_console_path(request.uri().path()) {
+        let mut response = next.run(request).await;
+        crate::console::secure(&mut response);
+        return with_request_id(response, &request_id);
+    }
     let mut api_key_id = None;
+    // With the console off, its paths answer 404 to every client.
     if let Some(keys) = &app.config.api_keys
         && request.uri().path() != "/health"
+        && !crate::console::is_console_path(request.uri().path())
     {
         match presented_key(request.headers()).and_then(|k| keys.lookup(k)) {
             Some(id) => api_key_id = Some(id.to_owned()),

@@ -4,8 +4,10 @@
 #![forbid(unsafe_code)]
 
 mod api;
+pub mod archive;
 mod auth;
 mod conn;
+mod console;
 
 use std::future::Future;
 
@@ -15,6 +17,7 @@ pub use api::{
 };
 pub use auth::{ApiKeys, ApiKeysError};
 pub use conn::{DESCRIPTOR_HEADROOM, MAX_DEFAULT_CONNECTIONS, default_max_connections};
+pub use console::CSP as CONSOLE_CSP;
 use memory_store::MemoryStores;
 
 /// Serves `engine` on `listener` until `shutdown` completes, then stops accepting, lets the

@@ -1,0 +1,161 @@
+//! Building HTML safely: every piece of text that is not a literal of this crate goes
+//! through [`esc`] (text and attribute values) or [`q`] (a query-string component).
+
+use std::fmt::Write as _;
+
+/// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references: safe as element
+/// text and as a quoted attribute value.
+pub(crate) fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `text` percent-encoded for a query-string component (everything but unreserved
+/// characters and `/`).
+pub(crate) fn q(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// `text` percent-encoded for one path segment of a console URL (ids are plain, but a URL a
+/// person typed may hold anything).
+pub(crate) fn seg(text: &str) -> String {
+    q(text).replace('/', "%2F")
+}
+
+/// A byte count for people: `512 B`, `1.5 kB`, `2.3 MB` (1 kB = 1,000 bytes).
+pub(crate) fn size(bytes: u64) -> String {
+    if bytes < 1000 {
+        return format!("{bytes} B");
+    }
+    let kb = bytes as f64 / 1000.0;
+    if kb < 1000.0 {
+        return format!("{kb:.1} kB");
+    }
+    format!("{:.1} MB", kb / 1000.0)
+}
+
+/// `n` with thousands separators: `2,000`.
+pub(crate) fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What the page header shows about who is acting.
+#[derive(Debug, Clone)]
+pub(crate) enum Who {
+    /// Nobody is signed in (only the sign-in form is shown).
+    Nobody,
+    /// The server has no API keys: loopback only, no actor recorded.
+    Open,
+    /// Signed in with the key of this id.
+    Key(String),
+}
+
+/// A whole page: the layout around `body`.
+pub(crate) fn page(title: &str, who: &Who, csrf: &str, body: &str) -> String {
+    let mut out = String::with_capacity(body.len() + 1500);
+    out.push_str("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    let _ = write!(out, "<title>{} · memory console</title>", esc(title));
+    out.push_str("<link rel=\"stylesheet\" href=\"/console/assets/console.css\">");
+    out.push_str("<script src=\"/console/assets/console.js\" defer></script>");
+    out.push_str("</head><body><header class=\"top\">");
+    out.push_str("<a class=\"home\" href=\"/console/\">Memory stores</a>");
+    match who {
+        Who::Nobody => {}
+        Who::Open => out.push_str(
+            "<p class=\"who\" role=\"note\">This server runs without API keys (loopback only): \
+             the console works without signing in, and writes record no actor.</p>",
+        ),
+        Who::Key(id) => {
+            let _ = write!(
+                out,
+                "<p class=\"who\">Signed in with API key <code>{}</code></p>\
+                 <form method=\"post\" action=\"/console/sign-out\" class=\"inline\">{}\
+                 <button type=\"submit\">Sign out</button></form>",
+                esc(id),
+                csrf_field(csrf)
+            );
+        }
+    }
+    out.push_str("</header><main>");
+    out.push_str(body);
+    out.push_str("</main></body></html>\n");
+    out
+}
+
+/// The hidden CSRF field every state-changing form carries.
+pub(crate) fn csrf_field(csrf: &str) -> String {
+    format!(
+        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+        esc(csrf)
+    )
+}
+
+/// A message box: `kind` is `error` or `notice` (a literal of this crate).
+pub(crate) fn message(kind: &'static str, headline: &str, detail: Option<&str>) -> String {
+    let role = if kind == "error" { "alert" } else { "status" };
+    let mut out = format!(
+        "<div class=\"{kind}\" role=\"{role}\"><p><strong>{}</strong></p>",
+        esc(headline)
+    );
+    if let Some(detail) = detail {
+        let _ = write!(out, "<p>{}</p>", esc(detail));
+    }
+    out.push_str("</div>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            esc("<img src=x onerror=alert(1)> & \"'"),
+            "&lt;img src=x onerror=alert(1)&gt; &amp; &quot;&#39;"
+        );
+    }
+
+    #[test]
+    fn query_components_are_encoded() {
+        assert_eq!(q("/a b/&x=1"), "/a%20b/%26x%3D1");
+        assert_eq!(seg("a/b"), "a%2Fb");
+    }
+
+    #[test]
+    fn numbers_for_people() {
+        assert_eq!(count(2000), "2,000");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(size(12), "12 B");
+        assert_eq!(size(1500), "1.5 kB");
+        assert_eq!(size(102_400), "102.4 kB");
+    }
+}
