@@ -20,6 +20,11 @@ The official SDKs work against it by changing only their base URL, e.g. in Pytho
 Endpoints: /v1/memory_stores[/{id}[/archive]], /v1/memory_stores/{id}/memories[/{id}],
 /v1/memory_stores/{id}/memory_versions[/{id}[/redact]], and GET /health.
 
+A web console for people is at /console/ (sign in with a key of --api-keys; without keys
+it works on loopback without signing in): stores, memories as a folder tree, editing with
+preconditions, history, diffs, restore, redaction, import and export. --no-console turns
+it off (then /console/ answers 404).
+
 Without --api-keys every request is accepted, no actor is recorded, and only a loopback
 address may be used. With it, each request needs `x-api-key: <secret>` (or
 `Authorization: Bearer <secret>`) from the file, one `apikey_<id> <secret>` per line, and
@@ -73,6 +78,10 @@ pub(crate) struct ServeArgs {
     /// After SIGTERM, how long requests in flight may take before every connection is closed.
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
     shutdown_timeout: Duration,
+
+    /// Do not serve the web console (`/console/` answers 404).
+    #[arg(long)]
+    no_console: bool,
 }
 
 /// A duration: a number with `ms`, `s` or `m` (`250ms`, `10s`, `2m`).
@@ -113,7 +122,8 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         .header_read_timeout(args.header_read_timeout)
         .idle_timeout(args.idle_timeout)
         .max_connections(args.max_connections.map(|n| n as usize))
-        .shutdown_timeout(args.shutdown_timeout);
+        .shutdown_timeout(args.shutdown_timeout)
+        .console(!args.no_console);
     if let Err(e) = config.check_listen(args.listen) {
         eprintln!("memory serve: {e}");
         return ExitCode::from(2);
