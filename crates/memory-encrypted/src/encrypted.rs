@@ -446,6 +446,19 @@ impl<S: Storage> Storage for Encrypted<S> {
         }
     }
 
+    /// Never forwarded: the inner store holds ciphertext, and an index of it (memory-sqlite's
+    /// FTS5 table, a side index) would hold nothing searchable, or, worse, would have to hold
+    /// plaintext on disk. This is the provided scan ([`memory_core::search::scan`]) over this
+    /// wrapper's own listing and decrypting reads: the plaintext exists only in memory, for
+    /// the length of the search, and nothing is written anywhere.
+    async fn search(
+        &self,
+        query: &memory_core::search::SearchQuery,
+    ) -> Result<Vec<memory_core::search::SearchHit>> {
+        self.ensure_checked(false).await?;
+        memory_core::search::scan(self, query).await
+    }
+
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
     }

@@ -1,0 +1,11 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations, unreachable_pub)]
+#![forbid(unsafe_code)]
+
+mod error;
+mod index;
+mod indexed;
+
+pub use index::{INDEX_DIR, INDEX_FILE, IndexLocation};
+pub use indexed::{IndexOptions, Indexed, Refresh};
