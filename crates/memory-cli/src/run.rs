@@ -3,9 +3,14 @@
 //! Sends PROMPT to Claude with the memory tool over the store, runs every memory command Claude
 //! asks for, and repeats until Claude is done or `--max-iterations` requests were sent.
 //!
-//! Output: standard output holds only Claude's text, each reply's text as it arrives (so it
-//! can be piped); standard error holds one trace line per memory command as it runs
-//! (`[memory] create /memories/prefs.md (14 bytes): ok`) and every diagnostic.
+//! Output: standard output holds only Claude's text (so it can be piped), streamed as Claude
+//! writes it unless `--no-stream`: each reply's text, its trailing whitespace cut, then a
+//! newline, the same bytes streamed or not. Standard error holds one trace line per memory
+//! command as it runs (`[memory] create /memories/prefs.md (14 bytes): ok`) and every
+//! diagnostic, an API error with its status, type, message and request id.
+//!
+//! `--clear-tool-uses` and `--compact` turn on the API's context editing (old tool results
+//! cleared, the memory tool's kept; server-side compaction), each with its beta header.
 //!
 //! Exit status: 0 when the run ended (also at `--max-iterations`, with a note on standard
 //! error), 1 when a request to the API failed, 2 when `ANTHROPIC_API_KEY` is missing or the
@@ -15,9 +20,11 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use memory_core::MemoryTool;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use memory_runner::{
-    Client, ClientBuilder, DEFAULT_MAX_ITERATIONS, Message, MessagesRequest, Observed, ToolCall,
-    ToolRunner, memory_call_summary,
+    ClearToolUses, Client, ClientBuilder, Compact, ContextManagement, DEFAULT_MAX_ITERATIONS,
+    Message, MessagesRequest, Observed, ToolCall, ToolRunner, memory_call_summary,
 };
 
 use crate::exit::Exit;
@@ -33,14 +40,20 @@ PROMPT goes to Claude with the memory tool (memory_20250818). Every memory
 command Claude sends runs against the store, and the results go back to Claude,
 until Claude stops asking or --max-iterations requests were sent.
 
-Standard output holds only Claude's text. Standard error holds one line per
-memory command as it runs, e.g.
+Standard output holds only Claude's text, printed as Claude writes it
+(--no-stream: each reply once it is complete; the output is the same). Standard
+error holds one line per memory command as it runs, e.g.
 
   [memory] view /memories: ok
   [memory] create /memories/preferences.md (31 bytes): ok
 
+Long runs: --clear-tool-uses lets the API clear old tool results once the
+prompt grows (the memory tool's own results are kept), --compact lets it
+summarise the earlier conversation (server-side compaction).
+
 Needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL points it elsewhere (a proxy, a
-test server). Exit status: 0 when the run ended, 1 when a request failed, 2
+test server). An API error is printed with its status, type, message and
+request id. Exit status: 0 when the run ended, 1 when a request failed, 2
 when the key is missing or the store cannot be opened.
 
 Example:
@@ -71,6 +84,21 @@ pub(crate) struct RunArgs {
     /// The most tokens Claude may write per reply.
     #[arg(long, default_value_t = 4096, value_name = "N")]
     max_tokens: u32,
+
+    /// Print each reply once it is complete instead of streaming Claude's text as it is
+    /// written (the output is the same).
+    #[arg(long)]
+    no_stream: bool,
+
+    /// Let the API clear old tool results as the conversation grows, keeping the memory
+    /// tool's (context editing, `clear_tool_uses_20250919`).
+    #[arg(long)]
+    clear_tool_uses: bool,
+
+    /// Let the API summarise the earlier conversation once it grows (server-side
+    /// compaction, `compact_20260112`).
+    #[arg(long)]
+    compact: bool,
 
     #[command(flatten)]
     mounts: crate::mounts::MountArgs,
@@ -118,33 +146,62 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
     if let Some(system) = system {
         request = request.system(system);
     }
-    converse(client, request, MemoryTool::new(store), args.max_iterations).await
+    let mut editing = ContextManagement::new();
+    if args.clear_tool_uses {
+        editing = editing.clear_tool_uses(ClearToolUses::keeping_memory());
+    }
+    if args.compact {
+        editing = editing.compact(Compact::new());
+    }
+    let settings = Settings {
+        max_iterations: args.max_iterations,
+        stream: !args.no_stream,
+        editing,
+    };
+    converse(client, request, MemoryTool::new(store), settings).await
+}
+
+/// How `memory run` talks to Claude.
+struct Settings {
+    max_iterations: u32,
+    stream: bool,
+    editing: ContextManagement,
 }
 
 async fn converse(
     client: Client,
     request: MessagesRequest,
     tool: MemoryTool<std::sync::Arc<dyn memory_core::Storage>>,
-    max_iterations: u32,
+    settings: Settings,
 ) -> ExitCode {
     let traced = Observed::new(tool, |call: &ToolCall<'_>| {
         eprintln!("[memory] {}", trace_line(call));
     });
-    let mut run = ToolRunner::new(client, request)
+    let out = Arc::new(Mutex::new(TextOut::default()));
+    let mut runner = ToolRunner::new(client, request)
         .tool(traced)
-        .max_iterations(max_iterations as usize)
-        .run();
+        .max_iterations(settings.max_iterations as usize)
+        .context_management(settings.editing);
+    if settings.stream {
+        let out = Arc::clone(&out);
+        runner = runner.on_event(move |event| {
+            if let Some(text) = event.text_delta() {
+                lock(&out).push(text);
+            }
+        });
+    }
+    let mut run = runner.run();
     while let Some(reply) = run.next().await {
         match reply {
             Ok(reply) => {
-                let text = reply.text();
-                if !text.is_empty() {
-                    let mut out = std::io::stdout().lock();
-                    // A closed standard output (`| head`) is no reason to stop Claude's work.
-                    let _ = writeln!(out, "{}", text.trim_end()).and_then(|()| out.flush());
+                let mut out = lock(&out);
+                if !settings.stream {
+                    out.push(&reply.text());
                 }
+                out.end();
             }
             Err(e) => {
+                lock(&out).end();
                 eprintln!("memory: {}", crate::error_chain(&e));
                 return ExitCode::FAILURE;
             }
@@ -164,6 +221,50 @@ async fn converse(
         "run finished"
     );
     ExitCode::SUCCESS
+}
+
+fn lock(out: &Mutex<TextOut>) -> std::sync::MutexGuard<'_, TextOut> {
+    // The printer holds a string and a flag, consistent after any panic.
+    out.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Claude's text on standard output: a reply's text with its trailing whitespace cut, then a
+/// newline (nothing for a reply without text), whether it comes in one piece or in deltas.
+/// Whitespace is held back until more text follows it, so a streamed reply prints exactly
+/// what the whole reply prints.
+#[derive(Debug, Default)]
+struct TextOut {
+    held: String,
+    wrote: bool,
+}
+
+impl TextOut {
+    fn push(&mut self, text: &str) {
+        let kept = text.trim_end();
+        if kept.is_empty() {
+            self.held.push_str(text);
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        // A closed standard output (`| head`) is no reason to stop Claude's work.
+        let _ = out
+            .write_all(self.held.as_bytes())
+            .and_then(|()| out.write_all(kept.as_bytes()))
+            .and_then(|()| out.flush());
+        self.held.clear();
+        self.held.push_str(&text[kept.len()..]);
+        self.wrote = true;
+    }
+
+    /// Ends a reply's text.
+    fn end(&mut self) {
+        if self.wrote {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"\n").and_then(|()| out.flush());
+        }
+        self.held.clear();
+        self.wrote = false;
+    }
 }
 
 /// `create /memories/x.md (12 bytes): ok`, or `...: error: <first line of the answer>`.

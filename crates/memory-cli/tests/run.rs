@@ -35,13 +35,16 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-#[cfg(feature = "fs")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn run_leaves_the_files_claude_wrote_in_the_store() {
-    let api = FakeApi::start([
+/// The script of `run_leaves_the_files_claude_wrote_in_the_store`.
+fn preferences_script() -> Vec<Reply> {
+    vec![
         Reply::message(tool_use(
             Some("Let me check my memory."),
-            &[("toolu_a", "memory", json!({"command": "view", "path": "/memories"}))],
+            &[(
+                "toolu_a",
+                "memory",
+                json!({"command": "view", "path": "/memories"}),
+            )],
         )),
         Reply::message(tool_use(
             None,
@@ -66,23 +69,36 @@ async fn run_leaves_the_files_claude_wrote_in_the_store() {
         Reply::message(memory_runner::testing::end_turn(
             "Noted: metric units, brief answers.",
         )),
-    ])
-    .await;
+    ]
+}
+
+#[cfg(feature = "fs")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_leaves_the_files_claude_wrote_in_the_store() {
+    // Streamed (the default) and not: the same output, the same store, the same requests.
+    for streamed in [true, false] {
+        run_preferences(streamed).await;
+    }
+}
+
+#[cfg(feature = "fs")]
+async fn run_preferences(streamed: bool) {
+    let api = FakeApi::start(preferences_script()).await;
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let out = memory_run(
-        Some(&api),
-        &[
-            "--store",
-            store.to_str().unwrap(),
-            "--system",
-            "Be brief.",
-            "--max-iterations",
-            "5",
-            "I like metric units and brief answers.",
-        ],
-    )
-    .await;
+    let mut args = vec![
+        "--store",
+        store.to_str().unwrap(),
+        "--system",
+        "Be brief.",
+        "--max-iterations",
+        "5",
+    ];
+    if !streamed {
+        args.push("--no-stream");
+    }
+    args.push("I like metric units and brief answers.");
+    let out = memory_run(Some(&api), &args).await;
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stderr}");
     assert_eq!(
@@ -115,10 +131,10 @@ async fn run_leaves_the_files_claude_wrote_in_the_store() {
         json!([{"role": "user", "content": [{"type": "text", "text": "I like metric units and brief answers."}]}])
     );
     assert_eq!(requests[0].header("x-api-key"), Some("sk-cli-test"));
-    assert_eq!(
-        requests[0].header("anthropic-beta"),
-        Some("context-management-2025-06-27")
-    );
+    // The memory tool is generally available: no beta header, no context editing.
+    assert_eq!(requests[0].header("anthropic-beta"), None);
+    assert!(first.get("context_management").is_none());
+    assert_eq!(first.get("stream").is_some(), streamed);
     let third = requests[2].json();
     let results = third["messages"][4]["content"].as_array().unwrap();
     let ids: Vec<&str> = results
@@ -198,6 +214,80 @@ async fn an_api_error_exits_1_with_the_apis_message() {
         stderr.contains("401 (authentication_error): invalid x-api-key"),
         "{stderr}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_error_is_printed_with_its_status_type_message_and_request_id() {
+    let api = FakeApi::start([
+        Reply::error(400, "invalid_request_error", "max_tokens: too large")
+            .header("request-id", "req_011CXyz"),
+    ])
+    .await;
+    let out = memory_run(Some(&api), &["--store", "mem:", "hello"]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "memory: the Messages API answered 400 (invalid_request_error): max_tokens: too large (request-id req_011CXyz)\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_mid_way_fails_the_run_and_says_so() {
+    let reply = memory_runner::testing::end_turn("A long answer that never ends");
+    let events = memory_runner::testing::stream_events(&reply, 5);
+    let api = FakeApi::start([
+        Reply::cut(events[..5].to_vec()).header("request-id", "req_cut"),
+        Reply::message(reply),
+    ])
+    .await;
+    let out = memory_run(Some(&api), &["--store", "mem:", "hello"]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "memory: the streamed reply from the Messages API did not complete (request-id req_cut): \
+             the reply stream was cut after 5 events, before message_stop: the reply is incomplete"
+        ),
+        "{stderr}"
+    );
+    // What had arrived was printed, then the line was ended; nothing was retried.
+    assert_eq!(text(&out.stdout), "A long answer t\n");
+    assert_eq!(api.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_editing_flags_send_the_edits_and_their_betas() {
+    for (flags, edits, beta) in [
+        (
+            vec!["--clear-tool-uses"],
+            json!([{"type": "clear_tool_uses_20250919", "exclude_tools": ["memory"]}]),
+            "context-management-2025-06-27",
+        ),
+        (
+            vec!["--compact"],
+            json!([{"type": "compact_20260112"}]),
+            "compact-2026-01-12",
+        ),
+        (
+            vec!["--clear-tool-uses", "--compact"],
+            json!([
+                {"type": "clear_tool_uses_20250919", "exclude_tools": ["memory"]},
+                {"type": "compact_20260112"}
+            ]),
+            "context-management-2025-06-27,compact-2026-01-12",
+        ),
+    ] {
+        let api = FakeApi::start([Reply::message(memory_runner::testing::end_turn("ok"))]).await;
+        let mut args = vec!["--store", "mem:"];
+        args.extend(&flags);
+        args.push("hello");
+        let out = memory_run(Some(&api), &args).await;
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let sent = &api.requests()[0];
+        assert_eq!(sent.json()["context_management"], json!({ "edits": edits }));
+        assert_eq!(sent.header("anthropic-beta"), Some(beta));
+    }
 }
 
 #[tokio::test]

@@ -675,7 +675,7 @@ impl MessageStream {
     fn fail(&mut self, source: StreamError) -> ApiError {
         self.finished = true;
         self.pending.clear();
-        tracing::warn!(error = %source, request_id = ?self.request_id, "streamed reply failed");
+        tracing::debug!(error = %source, request_id = ?self.request_id, "streamed reply failed");
         ApiError::Stream {
             source,
             request_id: self.request_id.clone(),
