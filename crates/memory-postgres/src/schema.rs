@@ -80,6 +80,27 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX memory_versions_by_created ON {s}.memory_versions (store_id, created_at, id);
     CREATE INDEX memory_versions_by_memory ON {s}.memory_versions (store_id, memory_id, created_at, id);
     "#,
+    // 3: keyword search. `words` is the file's words as memory-core's tokenizer folds them,
+    // written by the library in the statement of each write (an empty tsvector for content
+    // that is not UTF-8), under a GIN index. NULL means "not indexed yet": rows from before
+    // this migration, and rows another program inserted or rewrote (the trigger clears the
+    // words of a content change that does not set them); a search indexes those first.
+    r#"
+    ALTER TABLE {s}.files ADD COLUMN words tsvector;
+    CREATE INDEX files_words ON {s}.files USING gin (words);
+    CREATE INDEX files_unindexed ON {s}.files (root) WHERE words IS NULL;
+    CREATE FUNCTION {s}.files_words_stale() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NEW.words IS NOT DISTINCT FROM OLD.words
+           AND NEW.contents IS DISTINCT FROM OLD.contents THEN
+            NEW.words := NULL;
+        END IF;
+        RETURN NEW;
+    END;
+    $$;
+    CREATE TRIGGER files_words_stale BEFORE UPDATE OF contents ON {s}.files
+        FOR EACH ROW EXECUTE FUNCTION {s}.files_words_stale();
+    "#,
 ];
 
 /// The schema version this build writes: the number of migrations it knows.

@@ -7,6 +7,9 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool};
 use memory_core::options::{StoreOptions, SyncMode};
+use memory_core::search::{
+    ParsedQuery, SearchHit, SearchQuery, is_searchable, searchable_text, sort_hits, tokenize,
+};
 use memory_core::{
     Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
 };
@@ -89,6 +92,9 @@ struct Sql {
     count: String,
     sources: String,
     move_files: String,
+    search: String,
+    unindexed: String,
+    index_words: String,
 }
 
 impl Sql {
@@ -115,23 +121,26 @@ impl Sql {
                 "INSERT INTO {s}.roots (root) VALUES ($1) ON CONFLICT (root) DO NOTHING"
             ),
             create: format!(
-                "INSERT INTO {s}.files (root, path, contents, size, version, modified)
-                 VALUES ($1, $2, $3, $4, {next}, now())
+                "INSERT INTO {s}.files (root, path, contents, size, version, modified, words)
+                 VALUES ($1, $2, $3, $4, {next}, now(), $5::text::tsvector)
                  ON CONFLICT (root, path) DO NOTHING RETURNING version"
             ),
             upsert: format!(
-                "INSERT INTO {s}.files (root, path, contents, size, version, modified)
-                 VALUES ($1, $2, $3, $4, {next}, now())
+                "INSERT INTO {s}.files (root, path, contents, size, version, modified, words)
+                 VALUES ($1, $2, $3, $4, {next}, now(), $5::text::tsvector)
                  ON CONFLICT (root, path) DO UPDATE SET contents = excluded.contents,
-                     size = excluded.size, version = excluded.version, modified = excluded.modified
+                     size = excluded.size, version = excluded.version, modified = excluded.modified,
+                     words = excluded.words
                  RETURNING version"
             ),
             replace: format!(
-                "UPDATE {s}.files SET contents = $3, size = $4, version = {next}, modified = now()
+                "UPDATE {s}.files SET contents = $3, size = $4, version = {next}, modified = now(),
+                     words = $5::text::tsvector
                  WHERE root = $1 AND path = $2 RETURNING version"
             ),
             compare_and_swap: format!(
-                "UPDATE {s}.files SET contents = $3, size = $4, version = {next}, modified = now()
+                "UPDATE {s}.files SET contents = $3, size = $4, version = {next}, modified = now(),
+                     words = $6::text::tsvector
                  WHERE root = $1 AND path = $2 AND version = $5 RETURNING version"
             ),
             delete_file: format!("DELETE FROM {s}.files WHERE root = $1 AND path = $2"),
@@ -152,6 +161,21 @@ impl Sql {
                  FROM unnest($2::text[], $3::text[]) AS m (source, target)
                  WHERE f.root = $1 AND f.path = m.source"
             ),
+            // Candidates in rank order; memory-core's rule then checks each.
+            search: format!(
+                "SELECT path, contents, ts_rank(words, $4::text::tsquery)::float8 AS rank
+                 FROM {s}.files
+                 WHERE root = $1 AND path > $2 AND path < $3 AND words @@ $4::text::tsquery
+                 ORDER BY rank DESC, path"
+            ),
+            unindexed: format!(
+                "SELECT path, contents, version FROM {s}.files WHERE root = $1 AND words IS NULL"
+            ),
+            // Only the version read: a write in between wrote its own words.
+            index_words: format!(
+                "UPDATE {s}.files SET words = $4::text::tsvector
+                 WHERE root = $1 AND path = $2 AND version = $3 AND words IS NULL"
+            ),
         }
     }
 }
@@ -169,6 +193,82 @@ fn size_of(contents: &[u8]) -> i64 {
 
 fn version(v: i64) -> Version {
     Version::new(v.to_string())
+}
+
+/// Longest lexeme PostgreSQL keeps (bytes); a longer word is left out of `words`.
+const MAX_LEXEME_BYTES: usize = 2_046;
+/// Most lexeme bytes one tsvector holds here (PostgreSQL's limit is just under 1 MiB); words
+/// first seen past it are left out.
+const MAX_TSVECTOR_BYTES: usize = 1_000_000;
+/// Most positions PostgreSQL keeps per lexeme, and the largest position.
+const MAX_POSITIONS: usize = 256;
+const MAX_POSITION: usize = 16_383;
+
+/// A file's words as a tsvector literal: memory-core's folded tokens, each with its positions
+/// (for `ts_rank`); empty for content that is not UTF-8. Tokens hold only letters, digits and
+/// marks, so quoting them needs no escapes.
+fn tsvector(contents: &[u8]) -> String {
+    let Some(text) = searchable_text(contents) else {
+        return String::new();
+    };
+    let mut order: Vec<String> = Vec::new();
+    let mut positions: std::collections::HashMap<String, Vec<usize>> =
+        std::collections::HashMap::new();
+    let mut bytes = 0;
+    for (i, token) in tokenize(text).into_iter().enumerate() {
+        if token.text.len() > MAX_LEXEME_BYTES {
+            continue;
+        }
+        let position = (i + 1).min(MAX_POSITION);
+        match positions.get_mut(&token.text) {
+            Some(list) if list.len() < MAX_POSITIONS && list.last() != Some(&position) => {
+                list.push(position);
+            }
+            Some(_) => {}
+            None if bytes + token.text.len() <= MAX_TSVECTOR_BYTES => {
+                bytes += token.text.len();
+                order.push(token.text.clone());
+                positions.insert(token.text, vec![position]);
+            }
+            None => {}
+        }
+    }
+    let mut out = String::with_capacity(bytes * 2);
+    for word in &order {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push('\'');
+        out.push_str(word);
+        out.push_str("':");
+        let list = &positions[word];
+        for (i, p) in list.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&p.to_string());
+        }
+    }
+    out
+}
+
+/// The tsquery that selects candidates: every token of every clause, AND-ed, a prefix clause's
+/// last token as a prefix (`'dep':*`). Phrases are then checked word for word by
+/// memory-core's rule, so positions past PostgreSQL's limit never hide a hit.
+fn tsquery(parsed: &ParsedQuery) -> String {
+    let mut terms = Vec::new();
+    for clause in parsed.clauses() {
+        let last = clause.tokens().len() - 1;
+        for (i, token) in clause.tokens().iter().enumerate() {
+            let star = if clause.is_prefix() && i == last {
+                ":*"
+            } else {
+                ""
+            };
+            terms.push(format!("'{token}'{star}"));
+        }
+    }
+    terms.join(" & ")
 }
 
 impl PostgresStorage {
@@ -368,10 +468,11 @@ impl PostgresStorage {
         };
         let stmt = tx.prepare_cached(sql).await.map_err(backend)?;
         let size = size_of(&contents);
+        let words = tsvector(&contents);
         let row = tx
             .query_opt(
                 &stmt,
-                &[&self.root_param(), &path.as_str(), &contents, &size],
+                &[&self.root_param(), &path.as_str(), &contents, &size, &words],
             )
             .await
             .map_err(backend)?;
@@ -449,10 +550,11 @@ impl Storage for PostgresStorage {
                     .await
                     .map_err(backend)?;
                 let size = size_of(&contents);
+                let words = tsvector(&contents);
                 let row = client
                     .query_opt(
                         &stmt,
-                        &[&self.root_param(), &path.as_str(), &contents, &size],
+                        &[&self.root_param(), &path.as_str(), &contents, &size, &words],
                     )
                     .await
                     .map_err(backend)?;
@@ -473,6 +575,7 @@ impl Storage for PostgresStorage {
                             .await
                             .map_err(backend)?;
                         let size = size_of(&contents);
+                        let words = tsvector(&contents);
                         client
                             .query_opt(
                                 &stmt,
@@ -482,6 +585,7 @@ impl Storage for PostgresStorage {
                                     &contents,
                                     &size,
                                     &expected,
+                                    &words,
                                 ],
                             )
                             .await
@@ -650,5 +754,96 @@ impl Storage for PostgresStorage {
     ) -> Result<Version> {
         self.write_locked(path, contents, false, Some(max_files))
             .await
+    }
+
+    /// The `words` column under its GIN index: first indexes the rows another program
+    /// changed (or that predate search), then ranks candidates with `ts_rank`, in pages, until
+    /// `limit` of them pass memory-core's rule; lines and snippets are memory-core's.
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        /// Candidates fetched per round trip.
+        const PAGE: i32 = 64;
+        let mut client = self.client().await?;
+        self.index_unindexed(&client).await?;
+        let under = query.under();
+        let (lo, hi) = if under.is_root() {
+            ("/memories/".to_owned(), "/memories0".to_owned())
+        } else {
+            below(under)
+        };
+        let tsq = tsquery(query.parsed());
+        let tx = client.transaction().await.map_err(backend)?;
+        let stmt = tx
+            .prepare_cached(&self.inner.sql.search)
+            .await
+            .map_err(backend)?;
+        let root = self.root_param();
+        let portal = tx
+            .bind(&stmt, &[&root, &lo, &hi, &tsq])
+            .await
+            .map_err(backend)?;
+        let mut hits = Vec::new();
+        'pages: loop {
+            let rows = tx.query_portal(&portal, PAGE).await.map_err(backend)?;
+            let last_page = rows.len() < PAGE as usize;
+            for row in rows {
+                let Ok(path) = self.stored_path(row.get(0)) else {
+                    continue;
+                };
+                if !is_searchable(&path, under) {
+                    continue;
+                }
+                let contents: Vec<u8> = row.get(1);
+                let Some(text) = searchable_text(&contents) else {
+                    continue;
+                };
+                let rank: f64 = row.get(2);
+                hits.extend(SearchHit::from_text(path, rank, text, query.parsed()));
+                if hits.len() >= query.limit() {
+                    break 'pages;
+                }
+            }
+            if last_page {
+                break;
+            }
+        }
+        tx.commit().await.map_err(backend)?;
+        sort_hits(&mut hits);
+        Ok(hits)
+    }
+}
+
+impl PostgresStorage {
+    /// Writes the words of every row of this root whose `words` is NULL: rows inserted or
+    /// rewritten by another program, or written before search existed.
+    async fn index_unindexed(&self, client: &deadpool_postgres::Object) -> Result<()> {
+        let stmt = client
+            .prepare_cached(&self.inner.sql.unindexed)
+            .await
+            .map_err(backend)?;
+        let rows = client
+            .query(&stmt, &[&self.root_param()])
+            .await
+            .map_err(backend)?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let update = client
+            .prepare_cached(&self.inner.sql.index_words)
+            .await
+            .map_err(backend)?;
+        for row in &rows {
+            let path: String = row.get(0);
+            let contents: Vec<u8> = row.get(1);
+            let v: i64 = row.get(2);
+            client
+                .execute(
+                    &update,
+                    &[&self.root_param(), &path, &v, &tsvector(&contents)],
+                )
+                .await
+                .map_err(backend)?;
+        }
+        tracing::debug!(store = %self, indexed = rows.len(), "indexed rows changed behind the store's back");
+        Ok(())
     }
 }

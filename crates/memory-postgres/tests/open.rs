@@ -71,6 +71,9 @@ async fn an_older_schema_is_migrated_forward_keeping_its_files() {
         .await
         .batch_execute(&format!(
             "DROP TABLE \"{schema}\".stores, \"{schema}\".memories, \"{schema}\".memory_versions;
+             DROP TRIGGER files_words_stale ON \"{schema}\".files;
+             DROP FUNCTION \"{schema}\".files_words_stale();
+             ALTER TABLE \"{schema}\".files DROP COLUMN words;
              DELETE FROM \"{schema}\".schema_migrations WHERE version > 1"
         ))
         .await
@@ -99,6 +102,13 @@ async fn an_older_schema_is_migrated_forward_keeping_its_files() {
         .unwrap()
         .get(0);
     assert_eq!(tables, 1, "migration 2 ran");
+    // Migration 3 (search): the file from before is found by the first search.
+    let hits = reopened
+        .search(&memory_core::search::SearchQuery::new("kept").unwrap())
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].path, p("/memories/keep.md"));
 }
 
 #[tokio::test]
