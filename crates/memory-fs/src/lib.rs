@@ -40,6 +40,11 @@ pub struct FsOptions {
     pub stale_temp_age: Duration,
     /// Where the blocking file-system work of each call runs. Default [`Blocking::Auto`].
     pub blocking: Blocking,
+    /// Open without changing anything on disk (default `false`): no folder, lock file or
+    /// count file is created, no stale temporary file removed, and every change is refused
+    /// ([`memory_core::Error::Refused`], "/memories is read-only"). `base/memories` must
+    /// exist. For reading a store that must stay byte for byte as it is (a dream's source).
+    pub read_only: bool,
 }
 
 impl Default for FsOptions {
@@ -48,6 +53,7 @@ impl Default for FsOptions {
             sync: SyncMode::Full,
             stale_temp_age: Duration::from_secs(600),
             blocking: Blocking::Auto,
+            read_only: false,
         }
     }
 }
@@ -148,6 +154,12 @@ impl FsOptions {
     /// Sets [`blocking`](Self::blocking).
     pub fn blocking(mut self, blocking: Blocking) -> Self {
         self.blocking = blocking;
+        self
+    }
+
+    /// Sets [`read_only`](Self::read_only).
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
         self
     }
 }

@@ -306,6 +306,9 @@ enum Attempt {
 
 impl Store {
     pub(crate) fn open(base: &Path, options: FsOptions) -> Result<Self, FsError> {
+        if options.read_only {
+            return Self::open_read_only(base, options);
+        }
         let open_err = |source| FsError::Open {
             base: base.to_path_buf(),
             source,
@@ -402,6 +405,59 @@ impl Store {
             tracing::debug!(base = %base.display(), files, "memory-fs: counted the files");
         }
         Ok(store)
+    }
+
+    /// Opens the store changing nothing on disk ([`FsOptions::read_only`]): no folder, lock
+    /// file or count file is created, no stale temporary file is removed and no count is
+    /// stored; `base/memories` must exist. The store lock is an advisory lock on the base
+    /// folder's own handle (which writes nothing), the file count is a walk, and every change
+    /// is refused ([`Store::refuse_if_read_only`]).
+    fn open_read_only(base: &Path, options: FsOptions) -> Result<Self, FsError> {
+        let open_err = |e: rustix::io::Errno| FsError::Open {
+            base: base.to_path_buf(),
+            source: e.into(),
+        };
+        let dir = |at: &std::os::fd::OwnedFd, name: &str| {
+            rustix::fs::openat(
+                at,
+                name,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+        };
+        let base_dir = rustix::fs::open(
+            base,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(open_err)?;
+        let root = dir(&base_dir, "memories").map_err(open_err)?;
+        // Never written to: a read-only store makes no temporary file.
+        let temp = dir(&base_dir, "memories").map_err(open_err)?;
+        let lock = dir(&base_dir, ".").map_err(open_err)?;
+        let store = Store {
+            base: base.to_path_buf(),
+            root: Dir::from_std_file(std::fs::File::from(root)),
+            temp: Dir::from_std_file(std::fs::File::from(temp)),
+            lock: Mutex::new(std::fs::File::from(lock)),
+            // A folder's handle: reading a count from it fails, so every count is a walk.
+            count: std::fs::File::from(base_dir),
+            count_stale: AtomicBool::new(true),
+            openat2: AtomicBool::new(true),
+            options,
+        };
+        if matches!(store.beneath_root(), Beneath::Walk) {
+            store.openat2.store(false, Ordering::Relaxed);
+        }
+        Ok(store)
+    }
+
+    /// Refuses a change of a store opened read-only.
+    fn refuse_if_read_only(&self, path: &MemoryPath) -> Result<()> {
+        if self.options.read_only {
+            return Err(memory_core::read_only_refusal(&MemoryPath::root(), path));
+        }
+        Ok(())
     }
 
     /// The store resolving every path component by component, as on a kernel without
@@ -577,6 +633,9 @@ impl Store {
 
     fn store_count(&self, files: usize) {
         use std::os::unix::fs::FileExt as _;
+        if self.options.read_only {
+            return;
+        }
         let text = format!("{files:0width$}\n", width = COUNT_DIGITS);
         match self.count.write_all_at(text.as_bytes(), 0) {
             Ok(()) => self.count_stale.store(false, Ordering::Relaxed),
@@ -959,6 +1018,7 @@ impl Store {
         mode: &WriteMode,
         max_files: Option<usize>,
     ) -> Result<Version> {
+        self.refuse_if_read_only(path)?;
         if path.is_root() {
             return Err(match mode {
                 WriteMode::Update(_) => Error::NotFound { path: path.clone() },
@@ -1154,6 +1214,7 @@ impl Store {
     }
 
     pub(crate) fn delete(&self, path: &MemoryPath) -> Result<()> {
+        self.refuse_if_read_only(path)?;
         let _locked = self.lock()?;
         let result = self.delete_locked(path);
         if result.is_err()
@@ -1236,6 +1297,7 @@ impl Store {
     }
 
     pub(crate) fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        self.refuse_if_read_only(from)?;
         let _locked = self.lock()?;
         let source_exists = match self.probe_unlinked(from)? {
             Probe::File(_) => true,
