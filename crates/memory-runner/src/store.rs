@@ -85,8 +85,21 @@ pub async fn open_url(
     url: &StoreUrl,
     options: &OpenOptions,
 ) -> Result<Arc<dyn Storage>, OpenError> {
-    let store = open_backend(url, options).await?;
-    encrypt(store, url, options).await
+    #[cfg(feature = "search-index")]
+    {
+        // Folder and S3 stores answer search from a side index (never under encryption).
+        let (url, options, choice) = crate::indexing::take(url, options)?;
+        let store = open_backend(&url, &options)
+            .await
+            .map_err(|e| crate::indexing::with_option_accepted(&url, e))?;
+        let store = crate::indexing::wrap(store, &url, &options, choice)?;
+        return encrypt(store, &url, &options).await;
+    }
+    #[cfg(not(feature = "search-index"))]
+    {
+        let store = open_backend(url, options).await?;
+        encrypt(store, url, options).await
+    }
 }
 
 /// The dispatcher: the backend that owns the scheme opens the store.
@@ -534,7 +547,13 @@ mod tests {
     async fn s3_store_opens_without_sending_anything() {
         // Nothing is sent on open, so no server is needed.
         let store = open("s3://agent-memory/team-a").await.unwrap();
-        assert_eq!(store.to_string(), "S3(s3://agent-memory/team-a)");
+        // With `search-index`, wrapped in its (in-memory, not yet opened) side index.
+        let shown = if cfg!(feature = "search-index") {
+            "Indexed(S3(s3://agent-memory/team-a))"
+        } else {
+            "S3(s3://agent-memory/team-a)"
+        };
+        assert_eq!(store.to_string(), shown);
         // memory-s3's parser and options, not ours: its typed error, kept behind the box.
         let err = open_err("s3://").await;
         let OpenError::Open { source, .. } = &err else {

@@ -789,3 +789,122 @@ async fn without_keys_it_works_on_loopback_without_signing_in() {
     local.host = format!("localhost:{}", srv.addr.port());
     assert_eq!(local.get("/console/").await.status, 200);
 }
+
+#[tokio::test]
+async fn rename_and_delete_a_memory() {
+    let srv = start(ServerConfig::default().api_keys(Some(keys()))).await;
+    let sid = api(
+        srv.addr,
+        "POST",
+        "/v1/memory_stores",
+        Some(json!({"name": "S"})),
+    )
+    .await
+    .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let m = api(
+        srv.addr,
+        "POST",
+        &format!("/v1/memory_stores/{sid}/memories"),
+        Some(json!({"path": "/a.md", "content": "x"})),
+    )
+    .await
+    .json();
+    api(
+        srv.addr,
+        "POST",
+        &format!("/v1/memory_stores/{sid}/memories"),
+        Some(json!({"path": "/b/c.md", "content": "y"})),
+    )
+    .await;
+    let mid = m["id"].as_str().unwrap();
+    let mut b = Browser::new(srv.addr);
+    b.sign_in(SECRET).await;
+    let page = format!("/console/stores/{sid}/memories/{mid}");
+    let loaded = b.get(&page).await;
+    let csrf = loaded.field("csrf");
+    // A rename onto a folder of another memory is refused in words.
+    let r = b
+        .post(
+            &format!("{page}/rename"),
+            &[("csrf", &csrf), ("path", "/b")],
+        )
+        .await;
+    assert_eq!(r.status, 409);
+    assert!(
+        r.body.contains("Another memory is in the way: /b/c.md"),
+        "{}",
+        r.body
+    );
+    let r = b
+        .post(
+            &format!("{page}/rename"),
+            &[("csrf", &csrf), ("path", "/d/a.md")],
+        )
+        .await;
+    assert_eq!(r.status, 303);
+    let got = api(
+        srv.addr,
+        "GET",
+        &format!("/v1/memory_stores/{sid}/memories/{mid}"),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(got["path"], "/d/a.md");
+    // The store page shows both folders, each memory a link named with its path.
+    let store = b.get(&format!("/console/stores/{sid}")).await;
+    assert!(store.body.contains(">/d/a.md</a>"));
+    assert!(store.body.contains(">d/</span>") && store.body.contains(">b/</span>"));
+    assert!(store.body.contains("Memories: 2 of 2,000"));
+    // Deleting needs the box, and is refused when the memory changed since it was shown.
+    let sha = loaded.field("content_sha256");
+    let r = b
+        .post(
+            &format!("{page}/delete"),
+            &[("csrf", &csrf), ("content_sha256", &sha)],
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    api(
+        srv.addr,
+        "POST",
+        &format!("/v1/memory_stores/{sid}/memories/{mid}"),
+        Some(json!({"content": "changed"})),
+    )
+    .await;
+    let r = b
+        .post(
+            &format!("{page}/delete"),
+            &[("csrf", &csrf), ("content_sha256", &sha), ("confirm", "1")],
+        )
+        .await;
+    assert_eq!(r.status, 409);
+    assert!(r.body.contains("changed since it was loaded"), "{}", r.body);
+    let fresh = b.get(&page).await.field("content_sha256");
+    let r = b
+        .post(
+            &format!("{page}/delete"),
+            &[
+                ("csrf", &csrf),
+                ("content_sha256", &fresh),
+                ("confirm", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 303);
+    let gone = api(
+        srv.addr,
+        "GET",
+        &format!("/v1/memory_stores/{sid}/memories/{mid}"),
+        None,
+    )
+    .await;
+    assert_eq!(gone.status, 404);
+    // A deleted memory's page says so in words.
+    let r = b.get(&page).await;
+    assert_eq!(r.status, 404);
+    assert!(r.body.contains("Not found."));
+}

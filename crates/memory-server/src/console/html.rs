@@ -82,6 +82,7 @@ pub(crate) fn page(title: &str, who: &Who, csrf: &str, body: &str) -> String {
     out.push_str("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
     let _ = write!(out, "<title>{} · memory console</title>", esc(title));
+    out.push_str("<link rel=\"icon\" href=\"/console/assets/favicon.svg\" type=\"image/svg+xml\">");
     out.push_str("<link rel=\"stylesheet\" href=\"/console/assets/console.css\">");
     out.push_str("<script src=\"/console/assets/console.js\" defer></script>");
     out.push_str("</head><body><header class=\"top\">");

@@ -43,6 +43,7 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 
 const CSS: &str = include_str!("assets/console.css");
 const JS: &str = include_str!("assets/console.js");
+const ICON: &str = include_str!("assets/favicon.svg");
 
 /// The console's routes (all under `/console`), with their security headers.
 pub(crate) fn routes() -> Router<App> {
@@ -52,6 +53,7 @@ pub(crate) fn routes() -> Router<App> {
         .route("/console/", get(pages::index))
         .route("/console/assets/console.css", get(css))
         .route("/console/assets/console.js", get(js))
+        .route("/console/assets/favicon.svg", get(icon))
         .route("/console/sign-in", post(pages::sign_in))
         .route("/console/sign-out", post(pages::sign_out))
         .route("/console/stores", post(pages::create_store))
@@ -103,6 +105,10 @@ async fn css() -> Response {
 
 async fn js() -> Response {
     asset(JS, "text/javascript; charset=utf-8")
+}
+
+async fn icon() -> Response {
+    asset(ICON, "image/svg+xml")
 }
 
 fn asset(text: &'static str, kind: &'static str) -> Response {

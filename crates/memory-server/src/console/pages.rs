@@ -841,22 +841,6 @@ pub(crate) async fn memory(
                 &memory.content_sha256,
                 &memory.memory_version_id,
             ));
-            let csrf = v.csrf();
-            let _ = write!(
-                body,
-                "<h2>Rename</h2><form method=\"post\" action=\"{u}/rename\" class=\"stack\">{csrf}\
-                 <label for=\"rename-path\">New path</label>\
-                 <input id=\"rename-path\" name=\"path\" value=\"{p}\" required>\
-                 <button type=\"submit\">Rename</button></form>\
-                 <h2>Delete</h2><form method=\"post\" action=\"{u}/delete\" class=\"stack\">{csrf}\
-                 <input type=\"hidden\" name=\"content_sha256\" value=\"{sha}\">\
-                 <span><input type=\"checkbox\" id=\"confirm-delete\" name=\"confirm\" value=\"1\" required> \
-                 <label for=\"confirm-delete\">Delete this memory (its versions stay in the store's history)</label></span>\
-                 <button type=\"submit\">Delete memory</button></form>",
-                u = esc(&url),
-                p = esc(&memory.path),
-                sha = esc(&memory.content_sha256)
-            );
             let versions = app
                 .engine
                 .list_versions(
@@ -895,6 +879,22 @@ pub(crate) async fn memory(
                     }
                 }
             }
+            let csrf = v.csrf();
+            let _ = write!(
+                body,
+                "<h2>Rename</h2><form method=\"post\" action=\"{u}/rename\" class=\"stack\">{csrf}\
+                 <label for=\"rename-path\">New path</label>\
+                 <input id=\"rename-path\" name=\"path\" value=\"{p}\" required>\
+                 <button type=\"submit\">Rename</button></form>\
+                 <h2>Delete</h2><form method=\"post\" action=\"{u}/delete\" class=\"stack\">{csrf}\
+                 <input type=\"hidden\" name=\"content_sha256\" value=\"{sha}\">\
+                 <span><input type=\"checkbox\" id=\"confirm-delete\" name=\"confirm\" value=\"1\" required> \
+                 <label for=\"confirm-delete\">Delete this memory (its versions stay in the store's history)</label></span>\
+                 <button type=\"submit\">Delete memory</button></form>",
+                u = esc(&url),
+                p = esc(&memory.path),
+                sha = esc(&memory.content_sha256)
+            );
             Ok(v.page(StatusCode::OK, &memory.path, &body))
         }
         .await,
