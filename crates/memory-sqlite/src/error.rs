@@ -55,6 +55,12 @@ pub(crate) enum SqliteError {
         known: i64,
     },
     /// Another connection held the database locked for longer than the busy timeout.
+    /// A read-only open found a store that needs its schema created or upgraded first.
+    #[error(
+        "{path} holds memory store schema {version}, not this release's; open it once \
+         without read-only to create or upgrade the schema"
+    )]
+    NeedsUpgrade { path: PathBuf, version: i64 },
     #[error("{path} stayed locked by another connection for longer than {timeout:?}: {source}")]
     Busy {
         path: PathBuf,

@@ -47,6 +47,13 @@ pub struct SqliteOptions {
     /// it can wait (up to the busy timeout) only while another process recovers the database
     /// after a crash. Default: `true`. Writes always go to the store's writer thread.
     pub inline_reads: bool,
+    /// Open the database read-only, changing nothing on disk (default `false`): the file must
+    /// exist and hold a memory store of this release's schema (nothing is created, migrated
+    /// or switched to WAL), and every change is refused (`memory_core::Error::Refused`,
+    /// "/memories is read-only"). While no process has the database open (no `-wal` file
+    /// beside it) it is read as immutable, so SQLite creates no `-wal` or `-shm` file either;
+    /// a database another process has open is read through its write-ahead log as usual.
+    pub read_only: bool,
 }
 
 impl Default for SqliteOptions {
@@ -56,6 +63,7 @@ impl Default for SqliteOptions {
             max_connections: 4,
             sync: SyncMode::Full,
             inline_reads: true,
+            read_only: false,
         }
     }
 }
@@ -82,6 +90,12 @@ impl SqliteOptions {
     /// Sets [`inline_reads`](Self::inline_reads).
     pub fn inline_reads(mut self, inline: bool) -> Self {
         self.inline_reads = inline;
+        self
+    }
+
+    /// Sets [`read_only`](Self::read_only).
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
         self
     }
 }

@@ -137,6 +137,22 @@ fn identify(conn: &Connection, ctx: &Ctx) -> Result<Identity, SqliteError> {
     Ok(Identity::Empty)
 }
 
+/// Checks, changing nothing, that `conn` is a memory store of [`SCHEMA_VERSION`] (a read-only
+/// open cannot create or migrate the schema).
+pub(crate) fn check_current(conn: &Connection, ctx: &Ctx) -> Result<(), SqliteError> {
+    match identify(conn, ctx)? {
+        Identity::Ours(v) if v == SCHEMA_VERSION => Ok(()),
+        Identity::Ours(v) => Err(SqliteError::NeedsUpgrade {
+            path: ctx.path.clone(),
+            version: v,
+        }),
+        Identity::Empty => Err(SqliteError::NeedsUpgrade {
+            path: ctx.path.clone(),
+            version: 0,
+        }),
+    }
+}
+
 /// Checks that `conn` is a memory store (or empty), switches it to WAL and brings its schema up
 /// to [`SCHEMA_VERSION`]. Leaves a foreign or corrupt file untouched.
 pub(crate) fn prepare(conn: &mut Connection, ctx: &Ctx, wal: bool) -> Result<(), SqliteError> {

@@ -125,6 +125,56 @@ fn open_file(path: &Path, ctx: &Ctx, options: &SqliteOptions) -> Result<Connecti
     Ok(conn)
 }
 
+/// Opens `path` read-only. A read-only connection to a WAL database makes SQLite create the
+/// `-wal` and `-shm` files when they are missing (and leave them after closing), which would
+/// change the folder; so while there is no `-wal` file (no process has the database open, and
+/// every commit is in the main file) the file is opened as immutable (`immutable=1`: no
+/// locks, no `-shm`). With a `-wal` file present, the log holds commits the main file may
+/// lack, so the database is read through it as usual (its `-shm` exists beside it then).
+fn open_file_read_only(
+    path: &Path,
+    ctx: &Ctx,
+    options: &SqliteOptions,
+) -> Result<Connection, SqliteError> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let immutable = !Path::new(&wal).exists();
+    let absolute = std::path::absolute(path).map_err(|source| SqliteError::CreateFile {
+        path: path.to_owned(),
+        source,
+    })?;
+    let uri = file_uri(&absolute, immutable);
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(&uri, flags).map_err(|source| SqliteError::Open {
+        path: path.to_owned(),
+        source,
+    })?;
+    conn.busy_timeout(options.busy_timeout)
+        .map_err(|e| ctx.err(e))?;
+    Ok(conn)
+}
+
+/// `file:` URI of an absolute path, every byte but unreserved ones and `/` percent-encoded,
+/// read-only (and immutable when asked).
+fn file_uri(path: &Path, immutable: bool) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?mode=ro");
+    if immutable {
+        uri.push_str("&immutable=1");
+    }
+    uri
+}
+
 impl SqliteStorage {
     /// Opens the memory store in the SQLite file at `path`, creating the file if it does not
     /// exist, with the default [`SqliteOptions`].
@@ -141,13 +191,17 @@ impl SqliteStorage {
         Self::open_with(path, SqliteOptions::default())
     }
 
-    /// [`open`](Self::open) with explicit options.
+    /// [`open`](Self::open) with explicit options; with [`SqliteOptions::read_only`], the
+    /// file is only read.
     pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self> {
         let path = path.as_ref().to_owned();
         let ctx = Ctx {
             path: path.clone(),
             busy_timeout: options.busy_timeout,
         };
+        if options.read_only {
+            return Self::open_read_only(path, ctx, options);
+        }
         let mut first = open_file(&path, &ctx, &options)?;
         schema::prepare(&mut first, &ctx, true)?;
         let writer = Writer::start(open_file(&path, &ctx, &options)?, ctx.clone())?;
@@ -164,6 +218,36 @@ impl SqliteStorage {
             Some(pool),
             writer,
         ))
+    }
+
+    /// Opens the file read-only: no file created, no schema change, no journal-mode switch,
+    /// and (through [`open_file_read_only`]) no `-wal` or `-shm` file.
+    fn open_read_only(path: PathBuf, ctx: Ctx, options: SqliteOptions) -> Result<Self> {
+        let first = open_file_read_only(&path, &ctx, &options)?;
+        schema::check_current(&first, &ctx)?;
+        // Never sent a write (every change is refused first); a write would fail read-only.
+        let writer = Writer::start(open_file_read_only(&path, &ctx, &options)?, ctx.clone())?;
+        let connect = {
+            let (path, ctx, options) = (path.clone(), ctx.clone(), options.clone());
+            Box::new(move || open_file_read_only(&path, &ctx, &options))
+        };
+        let pool = Pool::new(first, options.max_connections, connect);
+        tracing::debug!(db = %path.display(), "opened the SQLite memory store read-only");
+        Ok(Self::from_parts(
+            ctx,
+            Some(path),
+            options,
+            Some(pool),
+            writer,
+        ))
+    }
+
+    /// Refuses a change of a store opened read-only.
+    fn refuse_if_read_only(&self, path: &MemoryPath) -> Result<()> {
+        if self.inner.options.read_only {
+            return Err(memory_core::read_only_refusal(&MemoryPath::root(), path));
+        }
+        Ok(())
     }
 
     /// A store in a private in-memory database: nothing touches the disk and everything is
@@ -622,6 +706,7 @@ impl Storage for SqliteStorage {
         contents: Vec<u8>,
         mode: WriteMode,
     ) -> Result<Version> {
+        self.refuse_if_read_only(path)?;
         let path = path.clone();
         self.write_job(move |tx, ctx| {
             if let Some(parent) = file_ancestor(tx, ctx, &path)? {
@@ -701,6 +786,7 @@ impl Storage for SqliteStorage {
     }
 
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
+        self.refuse_if_read_only(path)?;
         let path = path.clone();
         self.write_job(move |tx, ctx| {
             let removed = tx
@@ -775,6 +861,7 @@ impl Storage for SqliteStorage {
     }
 
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        self.refuse_if_read_only(from)?;
         let (from, to) = (from.clone(), to.clone());
         self.write_job(move |tx, ctx| {
             let sources: Vec<String> = if file_row(tx, ctx, &from)?.is_some() {
@@ -844,6 +931,7 @@ impl Storage for SqliteStorage {
         contents: Vec<u8>,
         max_files: usize,
     ) -> Result<Version> {
+        self.refuse_if_read_only(path)?;
         let path = path.clone();
         self.write_job(move |tx, ctx| {
             if path.is_root() {
