@@ -5,6 +5,8 @@
 
 #[cfg(feature = "http")]
 mod client;
+#[cfg(feature = "search-index")]
+mod indexing;
 mod options;
 pub mod store;
 mod stores;

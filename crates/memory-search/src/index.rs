@@ -36,6 +36,40 @@ impl IndexLocation {
     pub fn beside(base: &Path) -> Self {
         IndexLocation::File(base.join(INDEX_DIR).join(INDEX_FILE))
     }
+
+    /// A cache file for a remote store named `identity` (e.g. its endpoint, bucket and
+    /// prefix) under the cache folder `cache_root`:
+    /// `cache_root/memory/search/<first 32 hex digits of the identity's SHA-256>.sqlite3`.
+    /// Give the same identity to [`IndexOptions::identity`](crate::IndexOptions::identity),
+    /// so that a file shared by two identities (a hash collision, a copied cache) is rebuilt
+    /// rather than trusted.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use memory_search::IndexLocation;
+    /// let a = IndexLocation::in_cache(Path::new("/home/u/.cache"), "http://s3.local|bucket|team");
+    /// let IndexLocation::File(path) = &a else { unreachable!() };
+    /// assert!(path.starts_with("/home/u/.cache/memory/search"));
+    /// assert_ne!(a, IndexLocation::in_cache(Path::new("/home/u/.cache"), "http://s3.local|bucket|other"));
+    /// ```
+    pub fn in_cache(cache_root: &Path, identity: &str) -> Self {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(identity.as_bytes());
+        let name = format!("{}.sqlite3", &hex::encode(digest)[..32]);
+        IndexLocation::File(cache_root.join("memory").join("search").join(name))
+    }
+}
+
+/// The user's cache folder from the environment: `$XDG_CACHE_HOME` when set to an absolute
+/// path, else `$HOME/.cache`; `None` when neither is usable. Reads the environment: call it
+/// only where the program asked for the environment to be read.
+pub fn user_cache_dir() -> Option<PathBuf> {
+    let absolute = |var: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|home| home.join(".cache")))
 }
 
 /// The folder of the index beside a folder store's `memories/`.

@@ -7,5 +7,5 @@ mod error;
 mod index;
 mod indexed;
 
-pub use index::{INDEX_DIR, INDEX_FILE, IndexLocation};
+pub use index::{INDEX_DIR, INDEX_FILE, IndexLocation, user_cache_dir};
 pub use indexed::{IndexOptions, Indexed, Refresh};
