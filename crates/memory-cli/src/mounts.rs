@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use memory_cli::store_url::{self, StoreUrl, compiled_schemes};
-use memory_core::Storage;
+use memory_core::{InMemoryStorage, Storage};
 use memory_runner::mounts::memory_store::Actor;
 use memory_runner::mounts::{
-    Access, MAX_INSTRUCTIONS_CHARS, MAX_MOUNTS, MountInstructions, MountSpec, Mounts,
+    Access, MAX_INSTRUCTIONS_CHARS, MAX_MOUNTS, Mount, MountInstructions, MountSpec, Mounts,
     new_session_id,
 };
 use memory_runner::{OpenOptions, STORE_API_KEY_VAR, open_mount};
@@ -136,34 +136,35 @@ impl MountArgs {
                 ));
             }
         }
+        // Versioned stores first: fetching one creates nothing, and gives the display name
+        // its folder comes from. Then the instructions are checked against the folders, and
+        // only then are the other stores opened (which may create them).
         let mut opened = Vec::with_capacity(self.mounts.len());
         for spec in &self.mounts {
-            let failed = |text: String| format!("cannot mount `{}`: {text}", spec.label());
-            let url: StoreUrl = spec
-                .url
-                .parse()
-                .map_err(|e| failed(format!("invalid store URL `{}`: {e}", spec.url)))?;
-            // As --store is: a read-only store is never created, and each one is checked.
-            if spec.access == Access::ReadOnly
-                && let Some(path) = store_url::local_path(&url)
-                && !path.exists()
-            {
-                return Err(failed(format!("the store `{}` does not exist", spec.url)));
+            let url = parse(spec)?;
+            if url.scheme().is_versioned_store() || spec.name.is_none() {
+                opened.push(Some(open_one(spec, &url, options).await?));
+            } else {
+                opened.push(None);
             }
-            let mount = open_mount(spec, options)
-                .await
-                .map_err(|e| failed(crate::error_chain(&e)))?;
-            store_url::check(&url, mount.storage().as_ref())
-                .await
-                .map_err(|e| failed(crate::error_chain(&e)))?;
-            opened.push(mount);
         }
-        let mut mounts = Mounts::new(opened).map_err(|e| e.to_string())?;
-        for given in &self.instructions {
-            mounts = mounts
-                .with_instructions_for(&given.folder, given.text.clone())
-                .map_err(|e| format!("--mount-instructions: {e}"))?;
+        if !self.instructions.is_empty() {
+            let planned = self.mounts.iter().zip(&opened).map(|(spec, mount)| {
+                mount.clone().unwrap_or_else(|| {
+                    let name = spec.name.clone().unwrap_or_default();
+                    Mount::new(name, Arc::new(InMemoryStorage::new()), spec.access)
+                })
+            });
+            self.with_instructions(Mounts::new(planned).map_err(|e| e.to_string())?)?;
         }
+        let mut mounts = Vec::with_capacity(opened.len());
+        for (spec, mount) in self.mounts.iter().zip(opened) {
+            mounts.push(match mount {
+                Some(mount) => mount,
+                None => open_one(spec, &parse(spec)?, options).await?,
+            });
+        }
+        let mounts = self.with_instructions(Mounts::new(mounts).map_err(|e| e.to_string())?)?;
         for (root, mount) in mounts.mounts() {
             let store = match mount.id() {
                 Some(id) => format!(" (store {id})"),
@@ -180,6 +181,53 @@ impl MountArgs {
         }
         Ok(Some(mounts))
     }
+
+    /// `mounts` with every `--mount-instructions` given to its folder.
+    fn with_instructions(&self, mut mounts: Mounts) -> Result<Mounts, String> {
+        for given in &self.instructions {
+            mounts = mounts
+                .with_instructions_for(&given.folder, given.text.clone())
+                .map_err(|e| format!("--mount-instructions: {e}"))?;
+        }
+        Ok(mounts)
+    }
+}
+
+/// The message for a mount that fails.
+fn failed(spec: &MountSpec, text: String) -> String {
+    format!("cannot mount `{}`: {text}", spec.label())
+}
+
+/// A mount's store URL.
+fn parse(spec: &MountSpec) -> Result<StoreUrl, String> {
+    spec.url
+        .parse()
+        .map_err(|e| failed(spec, format!("invalid store URL `{}`: {e}", spec.url)))
+}
+
+/// Opens one mount and checks its store, as --store is checked (a read-only store is never
+/// created).
+async fn open_one(
+    spec: &MountSpec,
+    url: &StoreUrl,
+    options: &OpenOptions,
+) -> Result<Mount, String> {
+    if spec.access == Access::ReadOnly
+        && let Some(path) = store_url::local_path(url)
+        && !path.exists()
+    {
+        return Err(failed(
+            spec,
+            format!("the store `{}` does not exist", spec.url),
+        ));
+    }
+    let mount = open_mount(spec, options)
+        .await
+        .map_err(|e| failed(spec, crate::error_chain(&e)))?;
+    store_url::check(url, mount.storage().as_ref())
+        .await
+        .map_err(|e| failed(spec, crate::error_chain(&e)))?;
+    Ok(mount)
 }
 
 /// The store of `memory run` and `memory mcp`: with `--mount`, the mounts (and the mount note
@@ -219,11 +267,8 @@ pub(crate) fn describe(mut tool: rmcp::model::Tool, note: Option<&str>) -> rmcp:
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
-    use memory_core::InMemoryStorage;
-    use memory_runner::mounts::Mount;
-
     use super::*;
+    use clap::Parser;
 
     #[derive(Debug, Parser)]
     struct Cli {

@@ -1,7 +1,10 @@
 //! `memory run --mount` against a fake Messages API on a loopback port: the real binary, two
 //! versioned stores of one database mounted read-only and read-write.
 
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
 use memory_runner::testing::{FakeApi, Reply, end_turn, tool_use};
@@ -103,6 +106,8 @@ async fn run_with_two_mounts_leaves_versions_by_the_session() {
             format!("User Notes=store+sqlite:{db}#{notes}"),
             "--session-id".into(),
             "sesn_cli_test".into(),
+            "--mount-instructions".into(),
+            "user-notes=Keep one file per topic.\nBe brief.".into(),
             "--system".into(),
             "Be brief.".into(),
             "Remember that I like metric units and brief answers.".into(),
@@ -112,6 +117,15 @@ async fn run_with_two_mounts_leaves_versions_by_the_session() {
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(text(&out.stdout), "Let me look.\nNoted.\n");
+    assert!(
+        stderr.contains(&format!(
+            "memory: mounted \"Team Handbook\" (store {handbook}) at /memories/team-handbook, read-only\n\
+             memory: mounted \"User Notes\" (store {notes}) at /memories/user-notes, read-write\n"
+        )),
+        "{stderr}"
+    );
+    // The session id was given: not printed.
+    assert!(!stderr.contains("session id"), "{stderr}");
     assert!(
         stderr.contains("[memory] str_replace /memories/team-handbook/style.md: error: Cannot change /memories/team-handbook/style.md: /memories/team-handbook is read-only"),
         "{stderr}"
@@ -126,7 +140,7 @@ async fn run_with_two_mounts_leaves_versions_by_the_session() {
         "Be brief.\n\n\
          Memory stores are mounted in the memory tool's /memories directory, one folder per store:\n\
          - /memories/team-handbook (read-only): \"Team Handbook\". How the team works.\n\
-         - /memories/user-notes (read-write): \"User Notes\". What this user asked to keep.\n\
+         - /memories/user-notes (read-write): \"User Notes\". What this user asked to keep. Instructions: Keep one file per topic. Be brief.\n\
          Files can be created and changed only inside the read-write folders; the read-only ones can be viewed."
     );
     // What Claude saw of `view /memories`, and of the writes outside the mounts.
@@ -218,9 +232,6 @@ async fn a_mount_that_cannot_open_stops_before_sending() {
 #[cfg(feature = "fs")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_with_mounts_describes_them() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
-
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("stores.db");
     let engine = MemoryStores::open(&db).await.unwrap();
@@ -302,4 +313,376 @@ async fn mcp_with_mounts_describes_them() {
         std::fs::read_to_string(notes_dir.join("memories/x.md")).unwrap(),
         "x"
     );
+}
+
+/// One request to a `memory serve` on `addr`, answered with a JSON body.
+fn http(addr: &str, method: &str, path: &str, body: &str) -> serde_json::Value {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (_, body) = out.split_once("\r\n\r\n").unwrap();
+    serde_json::from_str(body).unwrap()
+}
+
+/// A `memory serve` on a free loopback port over `db`, stopped when dropped.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(db: &Path) -> Server {
+        let mut child = Command::new(MEMORY)
+            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .arg(db)
+            .env_remove("MEMORY_STORES_DB")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let addr = first
+            .trim()
+            .strip_prefix("memory serve: listening on http://")
+            .unwrap_or_else(|| panic!("{first}"))
+            .to_owned();
+        Server { child, addr }
+    }
+
+    /// Creates a store; its id.
+    fn create_store(&self, name: &str, description: &str) -> String {
+        let body = json!({"name": name, "description": description}).to_string();
+        let store = http(&self.addr, "POST", "/v1/memory_stores", &body);
+        store["id"].as_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `memory mcp ARGS`: sends `calls` (tool arguments) after the handshake and `tools/list`;
+/// the tools/list answer, the calls' answers, standard error and the exit status. A server
+/// that exits at start gives no answers.
+fn mcp(
+    args: &[String],
+    calls: &[serde_json::Value],
+) -> (Vec<serde_json::Value>, String, ExitStatus) {
+    let mut child = Command::new(MEMORY)
+        .arg("mcp")
+        .args(args)
+        .env_remove("MEMORY_STORE")
+        .env_remove("MEMORY_SESSION_ID")
+        .env_remove("MEMORY_STORE_API_KEY")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut messages = vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+    ];
+    for (i, call) in calls.iter().enumerate() {
+        messages.push(json!({"jsonrpc": "2.0", "id": 3 + i, "method": "tools/call", "params": {"name": "memory", "arguments": call}}));
+    }
+    let expected = 2 + calls.len();
+    let reader = std::thread::spawn(move || {
+        // Writes fail once a server that refused its arguments has exited: then no answers.
+        for m in messages {
+            if writeln!(stdin, "{m}").is_err() {
+                return Vec::new();
+            }
+        }
+        let mut answers = Vec::new();
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if value.get("id").is_some() {
+                answers.push(value);
+            }
+            if answers.len() == expected {
+                break;
+            }
+        }
+        drop(stdin);
+        answers
+    });
+    let status = common_wait(&mut child, Duration::from_secs(60));
+    let answers = reader.join().unwrap();
+    let mut err = String::new();
+    stderr.read_to_string(&mut err).unwrap();
+    let answers = answers.into_iter().skip(1).collect();
+    (answers, err, status)
+}
+
+/// Waits for `child`, killing it after `limit`.
+fn common_wait(child: &mut Child, limit: Duration) -> ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("memory mcp did not finish in time");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The done-when of the mounts issue over a running `memory serve`: `--mount
+/// store+http://...#<id of "Team Handbook">` shows /memories/team-handbook, the note names
+/// it with its description and the instructions given on the command line, and the folder
+/// and the generated session id are printed at start.
+#[test]
+fn mcp_mounts_a_served_store_at_the_slug_of_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("stores.db"));
+    let handbook = server.create_store("Team Handbook", "How the team works.");
+    http(
+        &server.addr,
+        "POST",
+        &format!("/v1/memory_stores/{handbook}/memories"),
+        r#"{"path":"/style.md","content":"Metric units.\n"}"#,
+    );
+    let (answers, stderr, status) = mcp(
+        &[
+            "--mount".into(),
+            format!("store+http://{}#{handbook}", server.addr),
+            "--mount-instructions".into(),
+            "team-handbook=Check it before answering.".into(),
+        ],
+        &[
+            json!({"command": "view", "path": "/memories"}),
+            json!({"command": "create", "path": "/memories/team-handbook/new.md", "file_text": "x"}),
+        ],
+    );
+    assert!(status.success(), "{stderr}");
+    let description = answers[0]["result"]["tools"][0]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        description.ends_with(
+            "Memory stores are mounted in the memory tool's /memories directory, one folder per store:\n\
+             - /memories/team-handbook (read-write): \"Team Handbook\". How the team works. Instructions: Check it before answering.\n\
+             Files can be created and changed only inside the read-write folders; the read-only ones can be viewed."
+        ),
+        "{description}"
+    );
+    let view = answers[1]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(view.contains("\t/memories/team-handbook/\n"), "{view}");
+    assert!(
+        view.contains("\t/memories/team-handbook/style.md"),
+        "{view}"
+    );
+    assert_ne!(answers[2]["result"]["isError"], true, "{}", answers[2]);
+    assert!(
+        stderr.contains(&format!(
+            "memory: mounted \"Team Handbook\" (store {handbook}) at /memories/team-handbook, read-write\n"
+        )),
+        "{stderr}"
+    );
+    // Without RUST_LOG=info: the generated session id, which the new version names.
+    let session = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("memory: session id "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .to_owned();
+    assert!(session.starts_with("sesn_"), "{session}");
+    let versions = http(
+        &server.addr,
+        "GET",
+        &format!("/v1/memory_stores/{handbook}/memory_versions"),
+        "",
+    );
+    assert_eq!(
+        versions["data"][0]["created_by"]["session_id"], session,
+        "{versions}"
+    );
+
+    // NAME= overrides the folder; the note still names the store.
+    let (answers, stderr, status) = mcp(
+        &[
+            "--mount".into(),
+            format!("hb=store+http://{}#{handbook}:ro", server.addr),
+        ],
+        &[],
+    );
+    assert!(status.success(), "{stderr}");
+    let description = answers[0]["result"]["tools"][0]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        description
+            .contains("- /memories/hb (read-only): \"Team Handbook\". How the team works.\n"),
+        "{description}"
+    );
+}
+
+/// An archived store is refused at mount time, naming it, in every URL form; nothing is
+/// served.
+#[test]
+fn mounting_an_archived_store_exits_2_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stores.db");
+    let server = Server::start(&db);
+    let old = server.create_store("Old Handbook", "Last year's.");
+    let archived = http(
+        &server.addr,
+        "POST",
+        &format!("/v1/memory_stores/{old}/archive"),
+        "",
+    );
+    assert!(archived["archived_at"].is_string(), "{archived}");
+    for url in [
+        format!("store+http://{}#{old}", server.addr),
+        format!("store+http://{}#{old}:ro", server.addr),
+        format!("old=store+sqlite:{}#{old}", db.display()),
+    ] {
+        let (answers, stderr, status) = mcp(&["--mount".into(), url.clone()], &[]);
+        assert_eq!(status.code(), Some(2), "{url}: {stderr}");
+        assert!(answers.is_empty(), "{answers:?}");
+        assert!(
+            stderr.contains(&format!(
+                "the memory store {old} (\"Old Handbook\") is archived and cannot be mounted"
+            )),
+            "{url}: {stderr}"
+        );
+    }
+}
+
+/// `--session-id` follows memory-store's one rule whatever the store: a bad one is a usage
+/// error before anything opens.
+#[test]
+fn a_bad_session_id_exits_2_on_every_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stores.db");
+    let server = Server::start(&db);
+    let notes = server.create_store("Notes", "");
+    let mut stores = vec![
+        format!("store+sqlite:{}#{notes}", db.display()),
+        format!("store+http://{}#{notes}", server.addr),
+        "mem:".to_owned(),
+        dir.path().join("plain").display().to_string(),
+    ];
+    if let Ok(url) = std::env::var("MEMORY_TEST_POSTGRES_URL") {
+        stores.push(format!("store+{url}#{notes}"));
+    }
+    for store in &stores {
+        for how in ["--store", "--mount"] {
+            let spec = if how == "--mount" && !store.starts_with("store+") {
+                format!("plain={store}")
+            } else {
+                store.clone()
+            };
+            let (answers, stderr, status) = mcp(
+                &[how.into(), spec, "--session-id".into(), "bad id!".into()],
+                &[],
+            );
+            assert_eq!(status.code(), Some(2), "{how} {store}: {stderr}");
+            assert!(answers.is_empty());
+            assert!(
+                stderr.contains("1 to 64 characters from [0-9A-Za-z_-]"),
+                "{stderr}"
+            );
+        }
+    }
+    assert!(!dir.path().join("plain").exists());
+    // The same from the environment.
+    let out = Command::new(MEMORY)
+        .args(["mcp", "--store", "mem:"])
+        .env("MEMORY_SESSION_ID", "sesn 1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// Instructions over 4,096 characters, and instructions for a folder no mount has, are
+/// usage errors that say what is wrong.
+#[test]
+fn bad_mount_instructions_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes").display().to_string();
+    let long = format!("notes={}", "x".repeat(4097));
+    let (_, stderr, status) = mcp(
+        &[
+            "--mount".into(),
+            format!("notes={notes}"),
+            "--mount-instructions".into(),
+            long,
+        ],
+        &[],
+    );
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("4097 characters; at most 4096"), "{stderr}");
+    let (_, stderr, status) = mcp(
+        &[
+            "--mount".into(),
+            format!("Team Notes={notes}"),
+            "--mount-instructions".into(),
+            "notes=x".into(),
+        ],
+        &[],
+    );
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no mount has the folder name `notes` (the folders are: team-notes)"),
+        "{stderr}"
+    );
+    // Checked before the folder store was opened: nothing was created.
+    assert!(!dir.path().join("notes").exists());
+}
+
+/// `memory mcp --help` has the mounts paragraph `memory run --help` has.
+#[test]
+fn both_helps_describe_mounts() {
+    for command in ["mcp", "run"] {
+        let out = Command::new(MEMORY)
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        let help = text(&out.stdout);
+        assert!(out.status.success());
+        for needle in [
+            "Mounts (--mount [NAME=]URL[:ro], up to 8)",
+            "(\"Team Handbook\" -> team-handbook)",
+            "store+sqlite:PATH#STORE_ID",
+            "store+http(s)://",
+            "MEMORY_STORE_API_KEY",
+            "--mount-instructions",
+            "--session-id",
+        ] {
+            assert!(help.contains(needle), "{command}: {needle}: {help}");
+        }
+        // --store lists the versioned forms with the others.
+        let store_line = help
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("--store <URL>"))
+            .nth(1)
+            .unwrap();
+        assert!(
+            store_line.contains("store+sqlite:PATH#STORE_ID"),
+            "{store_line}"
+        );
+    }
 }
