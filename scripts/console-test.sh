@@ -57,6 +57,7 @@ else
     cargo build -q -p memory-cli >&2 || die "cargo build -p memory-cli failed"
     bin="$target/debug/memory"
 fi
+case "$bin" in */*) bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" ;; esac
 [ -x "$bin" ] || die "no memory binary at $bin"
 
 # --- a server of its own ---------------------------------------------------------------
@@ -100,7 +101,7 @@ if [ -n "$shots" ]; then
     mkdir -p "$shots"
     shots="$(cd "$shots" && pwd)"
 fi
-CONSOLE_URL="$url" CONSOLE_KEY="$secret" CONSOLE_KEY_ID="$key_id" \
+CONSOLE_URL="$url" CONSOLE_KEY="$secret" CONSOLE_KEY_ID="$key_id" CONSOLE_MEMORY_BIN="$bin" \
     CONSOLE_NODE_MODULES="$node_dir/node_modules" CONSOLE_CHROMIUM="$chromium" \
     CONSOLE_PROFILE="$work/profile" CONSOLE_SCREENSHOTS="$shots" \
     node tests/console/console.test.mjs || {

@@ -10,6 +10,7 @@ import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 
 function need(name) {
@@ -26,6 +27,7 @@ const KEY_ID = need("CONSOLE_KEY_ID");
 const require = createRequire(path.join(need("CONSOLE_NODE_MODULES"), "noop.js"));
 const { chromium } = require("playwright-core");
 const SHOTS = process.env.CONSOLE_SCREENSHOTS || "";
+const MEMORY_BIN = need("CONSOLE_MEMORY_BIN");
 
 const context = await chromium.launchPersistentContext(need("CONSOLE_PROFILE"), {
   executablePath: need("CONSOLE_CHROMIUM"),
@@ -308,6 +310,36 @@ test("export the store as an archive", async () => {
   assert.deepEqual(lines.at(-1).type, "end");
   const all = await api("GET", `/v1/memory_stores/${state.store}/memories`);
   assert.equal(all.json.data.length, 2);
+  state.archive = await r.text();
+});
+
+test("the console's archive is memory export's, and memory import reads it", async () => {
+  const env = { ...process.env, MEMORY_STORE_API_KEY: KEY };
+  const cli = execFileSync(
+    MEMORY_BIN,
+    ["export", "--quiet", "--store", `store+${URL_}#${state.store}`],
+    { env, encoding: "utf8" },
+  );
+  const files = (text) =>
+    text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.type === "file")
+      .map(({ path, size, sha256, encoding, data }) => ({ path, size, sha256, encoding, data }))
+      .sort((a, b) => (a.path < b.path ? -1 : 1));
+  assert.deepEqual(files(state.archive), files(cli));
+  const copy = await api("POST", "/v1/memory_stores", { name: "Imported by the CLI" });
+  execFileSync(MEMORY_BIN, ["import", "--quiet", "-", "--store", `store+${URL_}#${copy.json.id}`], {
+    env,
+    input: state.archive,
+  });
+  const listed = await api("GET", `/v1/memory_stores/${copy.json.id}/memories?view=full`);
+  const got = listed.json.data.map((m) => [m.path, m.content]);
+  assert.deepEqual(got, [
+    ["/notes/todo.md", "saved by the other page\n"],
+    ["/xss.md", "<img src=x onerror=alert(1)>"],
+  ]);
 });
 
 test("archive the store, then writes are refused", async () => {

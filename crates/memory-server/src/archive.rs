@@ -43,8 +43,11 @@ pub const ROOT: &str = "/memories";
 /// One file of a verified archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArchivedFile {
-    /// Its path, `/memories/...`.
+    /// Its path, `/memories/...` (checked only for that prefix: the caller applies the rules
+    /// of the store it writes to).
     pub path: String,
+    /// The 1-based line of the archive it is on (for messages about it).
+    pub line: usize,
     /// Its bytes.
     pub contents: Vec<u8>,
 }
@@ -188,7 +191,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<ArchivedFile>, ArchiveError> {
             }
             if seen.contains(&f.path[..i]) {
                 return Err(bad(
-                    0,
+                    f.line,
                     format!("{} is a file and also holds {}", &f.path[..i], f.path),
                 ));
             }
@@ -247,6 +250,7 @@ fn file(n: usize, value: &Map<String, Value>) -> Result<ArchivedFile, ArchiveErr
     }
     Ok(ArchivedFile {
         path: path.to_owned(),
+        line: n,
         contents,
     })
 }
@@ -271,6 +275,7 @@ mod tests {
         assert!(text.contains("\"encoding\":\"base64\""));
         let files = parse(text.as_bytes()).unwrap();
         assert_eq!(files.len(), 2);
+        assert_eq!((files[0].line, files[1].line), (2, 3));
         assert_eq!(files[1].contents, vec![0xff, 0]);
     }
 

@@ -1470,13 +1470,19 @@ pub(crate) async fn import(
                 if let Err(e) = memory_store::validate_path(&path) {
                     return no(
                         StatusCode::BAD_REQUEST,
-                        &format!("{} cannot be a memory of this store ({e}). Nothing was imported.", f.path),
+                        &format!(
+                            "The archive cannot be imported: line {}: {} cannot be a memory of this store ({e}). Nothing was imported.",
+                            f.line, f.path
+                        ),
                     );
                 }
                 let Ok(content) = String::from_utf8(f.contents) else {
                     return no(
                         StatusCode::BAD_REQUEST,
-                        &format!("{} is not UTF-8 text, and memories hold text. Nothing was imported.", f.path),
+                        &format!(
+                            "The archive cannot be imported: line {}: {} is not UTF-8 text, and memories hold text. Nothing was imported.",
+                            f.line, f.path
+                        ),
                     );
                 };
                 let existing = app
