@@ -908,3 +908,60 @@ async fn rename_and_delete_a_memory() {
     assert_eq!(r.status, 404);
     assert!(r.body.contains("Not found."));
 }
+
+#[tokio::test]
+async fn every_form_that_changes_something_carries_the_token() {
+    let srv = start(ServerConfig::default().api_keys(Some(keys()))).await;
+    let sid = api(
+        srv.addr,
+        "POST",
+        "/v1/memory_stores",
+        Some(json!({"name": "S"})),
+    )
+    .await
+    .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let m = api(
+        srv.addr,
+        "POST",
+        &format!("/v1/memory_stores/{sid}/memories"),
+        Some(json!({"path": "/a.md", "content": "x"})),
+    )
+    .await
+    .json();
+    let (mid, vid) = (
+        m["id"].as_str().unwrap(),
+        m["memory_version_id"].as_str().unwrap(),
+    );
+    let mut b = Browser::new(srv.addr);
+    let signed_out = b.get("/console/").await;
+    b.sign_in(SECRET).await;
+    let mut posts = 0;
+    for page in [
+        signed_out,
+        b.get("/console/").await,
+        b.get(&format!("/console/stores/{sid}")).await,
+        b.get(&format!("/console/stores/{sid}/memories/{mid}"))
+            .await,
+        b.get(&format!("/console/stores/{sid}/versions/{vid}"))
+            .await,
+    ] {
+        for form in page.body.split("<form").skip(1) {
+            let form = &form[..form.find("</form>").unwrap()];
+            if form.contains("method=\"post\"") {
+                posts += 1;
+                assert!(
+                    form.contains("name=\"csrf\" value=\"") && !form.contains("value=\"\""),
+                    "a POST form without the token: {form}"
+                );
+            } else {
+                assert!(form.contains("method=\"get\""), "{form}");
+            }
+        }
+    }
+    // sign-in; sign-out and create store; sign-out, archive, delete, create memory, import;
+    // sign-out, save, rename, delete; sign-out, restore, redact (the head).
+    assert_eq!(posts, 1 + 2 + 5 + 4 + 3);
+}
