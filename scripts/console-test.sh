@@ -64,12 +64,36 @@ case "$bin" in */*) bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" ;;
 mkdir -p "$root/target/tmp"
 work="$(mktemp -d "$root/target/tmp/console-test.XXXXXX")"
 server_pid=""
+plain_pid=""
 cleanup() {
-    if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-        kill -TERM "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
+    for pid in $server_pid $plain_pid; do
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
     rm -rf "$work"
+}
+
+# Starts `memory serve ARGS...` in the background: its pid in $started_pid, its URL in
+# $started_url (from the first line it prints).
+start_server() {
+    local out="$1"
+    shift
+    "$bin" serve "$@" --listen 127.0.0.1:0 > "$out.out" 2> "$out.err" &
+    started_pid=$!
+    started_url=""
+    local line
+    for _ in $(seq 1 200); do
+        if line="$(head -n1 "$out.out" 2>/dev/null)" && [ -n "$line" ]; then
+            started_url="${line#memory serve: listening on }"
+            return 0
+        fi
+        kill -0 "$started_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$out.err" >&2 || true
+    return 1
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -78,22 +102,12 @@ secret="sk-console-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 key_id="apikey_01console"
 printf '# the browser tests key\n%s %s\n' "$key_id" "$secret" > "$work/keys.txt"
 chmod 600 "$work/keys.txt"
-"$bin" serve --db "$work/stores.db" --api-keys "$work/keys.txt" --listen 127.0.0.1:0 \
-    > "$work/serve.out" 2> "$work/serve.err" &
-server_pid=$!
-url=""
-for _ in $(seq 1 200); do
-    if line="$(head -n1 "$work/serve.out" 2>/dev/null)" && [ -n "$line" ]; then
-        url="${line#memory serve: listening on }"
-        break
-    fi
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.1
-done
-if [ -z "$url" ]; then
-    cat "$work/serve.err" >&2 || true
+start_server "$work/serve" --db "$work/stores.db" --api-keys "$work/keys.txt" || {
+    server_pid="$started_pid"
     die "memory serve did not start"
-fi
+}
+server_pid="$started_pid"
+url="$started_url"
 say "memory serve at $url"
 
 shots="${CONSOLE_SCREENSHOTS:-}"
@@ -109,3 +123,18 @@ CONSOLE_URL="$url" CONSOLE_KEY="$secret" CONSOLE_KEY_ID="$key_id" CONSOLE_MEMORY
         tail -n 50 "$work/serve.err" >&2 || true
         die "the browser tests failed"
     }
+
+# `memory serve --no-console`: the console is a 404, the API is unchanged.
+start_server "$work/plain" --db "$work/plain.db" --no-console || {
+    plain_pid="$started_pid"
+    die "memory serve --no-console did not start"
+}
+plain_pid="$started_pid"
+PLAIN_URL="$started_url" node --input-type=module -e '
+const u = process.env.PLAIN_URL;
+for (const [path, want] of [["/console/", 404], ["/console/assets/console.css", 404], ["/health", 200], ["/v1/memory_stores", 200]]) {
+  const r = await fetch(u + path);
+  if (r.status !== want) { console.error(`${path}: ${r.status}, not ${want}`); process.exit(1); }
+}
+console.log("ok - memory serve --no-console answers 404 at /console/");
+' || die "memory serve --no-console still serves the console"
