@@ -379,10 +379,22 @@ pub(crate) fn viewer(app: &App, headers: &HeaderMap) -> Result<Viewer, Refusal> 
 }
 
 /// A checked, state-changing request: its viewer and its form fields.
-#[derive(Debug)]
 pub(crate) struct Post {
     pub(crate) viewer: Viewer,
     fields: Vec<(String, String)>,
+}
+
+/// Field names only: a sign-in form's value is a key's secret.
+impl std::fmt::Debug for Post {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Post")
+            .field("viewer", &self.viewer)
+            .field(
+                "fields",
+                &self.fields.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
 }
 
 impl Post {

@@ -19,7 +19,7 @@ const LIFETIME: Duration = Duration::from_secs(24 * 3600);
 const MAX_SESSIONS: usize = 10_000;
 
 /// One browser's session.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Session {
     /// The random id in the cookie.
     pub(crate) id: String,
@@ -33,8 +33,27 @@ pub(crate) struct Session {
     used: Instant,
 }
 
+/// How many sessions, never their ids.
+impl std::fmt::Debug for Sessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("count", &self.lock().len())
+            .finish()
+    }
+}
+
+/// Without the id and the token (they are bearer secrets).
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("signed_in", &self.signed_in)
+            .field("api_key_id", &self.api_key_id)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The sessions of one server.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Sessions {
     by_id: Arc<Mutex<HashMap<String, Session>>>,
 }
@@ -183,6 +202,11 @@ mod tests {
         assert_eq!(
             sessions.get(&s.id).unwrap().api_key_id.as_deref(),
             Some("apikey_1")
+        );
+        let shown = format!("{:?} {:?}", s, sessions);
+        assert!(
+            !shown.contains(&s.id) && !shown.contains(&s.csrf),
+            "{shown}"
         );
         sessions.remove(&s.id);
         assert!(sessions.get(&s.id).is_none());
