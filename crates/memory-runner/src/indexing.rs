@@ -14,6 +14,10 @@
 //! | `memory` | in memory | in memory |
 //! | `off` | no index: the provided scan | no index: the provided scan |
 //! | an absolute path | that file | that file |
+//!
+//! With feature `semantic`, `semantic_model=DIR` ranks hits by fusing the keyword list with the
+//! files nearest in meaning by the embedding model in `DIR` (see `memory_search::semantic`),
+//! read on the first search; the folder must exist when the store opens.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,6 +31,8 @@ use crate::url::{Scheme, StoreUrl};
 
 /// The store option naming where the index lives.
 pub(crate) const OPTION: &str = "search_index";
+/// The store option naming an embedding model folder for hybrid ranking (feature `semantic`).
+pub(crate) const SEMANTIC_OPTION: &str = "semantic_model";
 /// What it accepts, for its error.
 const EXPECTED: &str = "auto, memory, off or an absolute path to an index file";
 
@@ -37,6 +43,13 @@ pub(crate) enum Choice {
     Memory,
     Off,
     File(PathBuf),
+}
+
+/// `search_index` and, with feature `semantic`, `semantic_model`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Asked {
+    choice: Choice,
+    semantic: Option<PathBuf>,
 }
 
 /// Whether stores of this scheme get a side index.
@@ -57,9 +70,13 @@ fn indexed_scheme(scheme: Scheme) -> bool {
 pub(crate) fn take(
     url: &StoreUrl,
     options: &OpenOptions,
-) -> Result<(StoreUrl, OpenOptions, Choice), OpenError> {
+) -> Result<(StoreUrl, OpenOptions, Asked), OpenError> {
     if !indexed_scheme(url.scheme()) {
-        return Ok((url.clone(), options.clone(), Choice::Off));
+        let asked = Asked {
+            choice: Choice::Off,
+            semantic: None,
+        };
+        return Ok((url.clone(), options.clone(), asked));
     }
     let invalid = |source| OpenError::Options {
         url: url.to_string(),
@@ -77,13 +94,27 @@ pub(crate) fn take(
             })
         })?,
     };
+    #[cfg(feature = "semantic")]
+    let semantic = match merged.take(SEMANTIC_OPTION) {
+        None => None,
+        Some(folder) if std::path::Path::new(&folder).is_dir() => Some(PathBuf::from(folder)),
+        Some(folder) => {
+            return Err(invalid(OptionsError::InvalidValue {
+                key: SEMANTIC_OPTION.to_owned(),
+                value: folder,
+                expected: "the folder of an embedding model (tokenizer.json or vocab.txt, and model.safetensors)",
+            }));
+        }
+    };
+    #[cfg(not(feature = "semantic"))]
+    let semantic = None;
     let base: StoreUrl = base.parse().map_err(|source| OpenError::InvalidUrl {
         url: base.clone(),
         source,
     })?;
     let mut rest = options.clone();
     rest.store_options = merged;
-    Ok((base, rest, choice))
+    Ok((base, rest, Asked { choice, semantic }))
 }
 
 fn parse(value: &str) -> Option<Choice> {
@@ -104,6 +135,9 @@ pub(crate) fn with_option_accepted(url: &StoreUrl, e: OpenError) -> OpenError {
             source: OptionsError::UnknownOption { key, mut accepted },
         } if indexed_scheme(url.scheme()) => {
             accepted.push(OPTION.to_owned());
+            if cfg!(feature = "semantic") {
+                accepted.push(SEMANTIC_OPTION.to_owned());
+            }
             OpenError::Options {
                 url: shown,
                 source: OptionsError::UnknownOption { key, accepted },
@@ -118,8 +152,9 @@ pub(crate) fn wrap(
     store: Arc<dyn Storage>,
     url: &StoreUrl,
     options: &OpenOptions,
-    choice: Choice,
+    asked: Asked,
 ) -> Result<Arc<dyn Storage>, OpenError> {
+    let Asked { choice, semantic } = asked;
     if !indexed_scheme(url.scheme()) {
         return Ok(store);
     }
@@ -142,7 +177,14 @@ pub(crate) fn wrap(
         Choice::File(path) => IndexLocation::File(path),
         Choice::Auto => auto_location(url, options, &identity)?,
     };
-    let index = IndexOptions::new(location).identity(identity);
+    #[allow(unused_mut)]
+    let mut index = IndexOptions::new(location).identity(identity);
+    #[cfg(feature = "semantic")]
+    if let Some(folder) = semantic {
+        index = index.semantic_folder(folder);
+    }
+    #[cfg(not(feature = "semantic"))]
+    let _: Option<PathBuf> = semantic;
     Ok(Arc::new(Indexed::new(store, index)))
 }
 

@@ -88,11 +88,11 @@ pub async fn open_url(
     #[cfg(feature = "search-index")]
     {
         // Folder and S3 stores answer search from a side index (never under encryption).
-        let (url, options, choice) = crate::indexing::take(url, options)?;
+        let (url, options, asked) = crate::indexing::take(url, options)?;
         let store = open_backend(&url, &options)
             .await
             .map_err(|e| crate::indexing::with_option_accepted(&url, e))?;
-        let store = crate::indexing::wrap(store, &url, &options, choice)?;
+        let store = crate::indexing::wrap(store, &url, &options, asked)?;
         return encrypt(store, &url, &options).await;
     }
     #[cfg(not(feature = "search-index"))]

@@ -201,3 +201,28 @@ async fn an_s3_store_is_indexed() {
     assert!(index.is_file());
     store.delete(&MemoryPath::root()).await.unwrap();
 }
+
+/// `semantic_model` names a folder that must exist (the model is read on the first search).
+#[cfg(feature = "semantic")]
+#[tokio::test]
+async fn semantic_model_names_an_existing_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("store");
+    let url = format!(
+        "{}?semantic_model={}",
+        base.display(),
+        dir.path().join("missing").display()
+    );
+    let err = open(&url).await.unwrap_err();
+    assert!(matches!(err, OpenError::Options { .. }), "{err:?}");
+    assert!(err.to_string().contains("`semantic_model`"), "{err}");
+    let url = format!("{}?semantic_model={}", base.display(), dir.path().display());
+    let store = open(&url).await.unwrap();
+    assert!(store.to_string().starts_with("Indexed("), "{store}");
+    // No model files there: the first search says so, as an error of the index.
+    let err = store
+        .search(&SearchQuery::new("x").unwrap())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, memory_core::Error::Backend { .. }), "{err:?}");
+}

@@ -17,10 +17,6 @@ pub(crate) enum IndexError {
         #[source]
         source: std::io::Error,
     },
-    /// The semantic model could not be used.
-    #[cfg(feature = "semantic")]
-    #[error(transparent)]
-    Model(#[from] crate::semantic::ModelError),
 }
 
 impl IndexError {

@@ -38,7 +38,11 @@ pub struct IndexOptions {
     pub read_concurrency: usize,
     /// Hybrid ranking with this embedding model (feature `semantic`).
     #[cfg(feature = "semantic")]
-    pub semantic: Option<Arc<crate::semantic::Model>>,
+    pub semantic: Option<std::sync::Arc<crate::semantic::Model>>,
+    /// Hybrid ranking with the model in this folder, read when the index opens (the first
+    /// search), so a program that never searches never reads it (feature `semantic`).
+    #[cfg(feature = "semantic")]
+    pub semantic_folder: Option<std::path::PathBuf>,
 }
 
 impl IndexOptions {
@@ -51,6 +55,8 @@ impl IndexOptions {
             read_concurrency: 16,
             #[cfg(feature = "semantic")]
             semantic: None,
+            #[cfg(feature = "semantic")]
+            semantic_folder: None,
         }
     }
 
@@ -75,8 +81,16 @@ impl IndexOptions {
     /// Ranks hits by fusing the keyword list with the nearest files by `model`'s embeddings
     /// (feature `semantic`).
     #[cfg(feature = "semantic")]
-    pub fn semantic(mut self, model: Arc<crate::semantic::Model>) -> Self {
+    pub fn semantic(mut self, model: std::sync::Arc<crate::semantic::Model>) -> Self {
         self.semantic = Some(model);
+        self
+    }
+
+    /// Ranks as [`semantic`](Self::semantic) does, with the model in `folder`, read on the
+    /// first search (feature `semantic`).
+    #[cfg(feature = "semantic")]
+    pub fn semantic_folder(mut self, folder: impl Into<std::path::PathBuf>) -> Self {
+        self.semantic_folder = Some(folder.into());
         self
     }
 }
@@ -140,6 +154,9 @@ pub struct Indexed<S> {
     dirty: Mutex<HashSet<String>>,
     /// What the last reconciliation did.
     last: Mutex<Refresh>,
+    /// The embedding model, once read (feature `semantic`).
+    #[cfg(feature = "semantic")]
+    model: std::sync::OnceLock<Option<std::sync::Arc<crate::semantic::Model>>>,
 }
 
 impl<S: Storage> Indexed<S> {
@@ -152,7 +169,26 @@ impl<S: Storage> Indexed<S> {
             opened: AtomicBool::new(false),
             dirty: Mutex::new(HashSet::new()),
             last: Mutex::new(Refresh::default()),
+            #[cfg(feature = "semantic")]
+            model: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The embedding model: the one given, or the one read from the folder given.
+    #[cfg(feature = "semantic")]
+    fn model(&self) -> Result<Option<std::sync::Arc<crate::semantic::Model>>> {
+        if let Some(model) = self.model.get() {
+            return Ok(model.clone());
+        }
+        let model = match (&self.options.semantic, &self.options.semantic_folder) {
+            (Some(model), _) => Some(model.clone()),
+            (None, Some(folder)) => Some(std::sync::Arc::new(
+                crate::semantic::Model::load(folder)
+                    .map_err(|e| Error::backend(crate::error::BACKEND, e))?,
+            )),
+            (None, None) => None,
+        };
+        Ok(self.model.get_or_init(|| model).clone())
     }
 
     /// The store underneath.
@@ -332,7 +368,7 @@ impl<S: Storage> Indexed<S> {
         #[allow(unused_mut)]
         let mut vectors = HashMap::new();
         #[cfg(feature = "semantic")]
-        if let Some(model) = &self.options.semantic {
+        if let Some(model) = self.model().map_err(Failure::Store)? {
             for (path, text) in texts {
                 vectors.insert(path, (model.id().to_owned(), model.embed_bytes(&text)));
             }
@@ -366,8 +402,8 @@ impl<S: Storage> Indexed<S> {
     ) -> Outcome<(Refresh, Vec<SearchHit>)> {
         let refresh = self.reconcile(index, query.under()).await?;
         #[cfg(feature = "semantic")]
-        if let Some(model) = &self.options.semantic {
-            let hits = crate::semantic::hybrid(index, model, query)?;
+        if let Some(model) = self.model().map_err(Failure::Store)? {
+            let hits = crate::semantic::hybrid(index, &model, query)?;
             return Ok((refresh, hits));
         }
         Ok((refresh, keyword_hits(index, query, query.limit())?))

@@ -6,6 +6,8 @@
 mod error;
 mod index;
 mod indexed;
+#[cfg(feature = "semantic")]
+pub mod semantic;
 
 pub use index::{INDEX_DIR, INDEX_FILE, IndexLocation, user_cache_dir};
 pub use indexed::{IndexOptions, Indexed, Refresh};

@@ -2,4 +2,6 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+#[cfg(feature = "semantic")]
+pub mod model;
 pub mod s3;
