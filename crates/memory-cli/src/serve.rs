@@ -1,16 +1,60 @@
-//! `memory serve`: the memory-stores HTTP API (memory-server) over a SQLite file.
+//! `memory serve`: the memory-stores HTTP API (memory-server) over a SQLite file or a
+//! PostgreSQL database.
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use memory_server::{ApiKeys, ServerConfig};
 use memory_store::{MemoryStores, SqlitePersistence, StoreOptions};
 
+/// Whether `--db` names a PostgreSQL database rather than a SQLite file.
+fn is_postgres_url(db: &str) -> bool {
+    ["postgres://", "postgresql://"].iter().any(|scheme| {
+        db.get(..scheme.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+    })
+}
+
+/// Opens the engine of `--db`: memory-store's tables in a PostgreSQL database for a
+/// `postgres://` URL (created or migrated), else the SQLite file at that path (created if
+/// missing). The error says what could not be opened; it never holds a password.
+pub(crate) async fn open_engine(db: &Path, options: StoreOptions) -> Result<MemoryStores, String> {
+    if let Some(url) = db.to_str().filter(|d| is_postgres_url(d)) {
+        return open_postgres(url, options).await;
+    }
+    let path = db.to_owned();
+    match tokio::task::spawn_blocking(move || SqlitePersistence::open(path)).await {
+        Ok(Ok(p)) => Ok(MemoryStores::with_options(p, options)),
+        Ok(Err(e)) => Err(format!("cannot open {}: {e}", db.display())),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(url: &str, options: StoreOptions) -> Result<MemoryStores, String> {
+    use memory_runner::postgres::PostgresPersistence;
+    let p = PostgresPersistence::from_url(url, memory_core::options::StoreOptions::new())
+        .await
+        .map_err(|e| format!("cannot open the PostgreSQL database: {e}"))?;
+    Ok(MemoryStores::with_options(p, options))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(_url: &str, _options: StoreOptions) -> Result<MemoryStores, String> {
+    Err("this build of memory has no PostgreSQL support: build it with the `postgres` feature".to_owned())
+}
+
 pub(crate) const SERVE_LONG_ABOUT: &str = "\
 Serve memory stores over HTTP with the hosted memory-stores API.
+
+--db is a SQLite file (created if missing) or a PostgreSQL database,
+postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?schema=NAME&sslmode=...&pool_size=N]
+(the tables are created or migrated on start). Several `memory serve` instances may serve one
+PostgreSQL database at once, e.g. behind a load balancer: each write is one transaction that
+holds its store's row, so preconditions, the memory limit and the path rules hold across them.
 
 The official SDKs work against it by changing only their base URL, e.g. in Python:
 
@@ -128,21 +172,14 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         eprintln!("memory serve: {e}");
         return ExitCode::from(2);
     }
-    let db = args.db.path.clone();
-    let opened = tokio::task::spawn_blocking(move || SqlitePersistence::open(db)).await;
-    let persistence = match opened {
-        Ok(Ok(p)) => p,
-        Ok(Err(e)) => {
-            eprintln!("memory serve: cannot open {}: {e}", args.db.path.display());
-            return ExitCode::from(2);
-        }
+    let options = StoreOptions::default().max_memories_per_store(args.max_memories_per_store);
+    let engine = match open_engine(&args.db.path, options).await {
+        Ok(engine) => engine,
         Err(e) => {
             eprintln!("memory serve: {e}");
             return ExitCode::from(2);
         }
     };
-    let options = StoreOptions::default().max_memories_per_store(args.max_memories_per_store);
-    let engine = MemoryStores::with_options(persistence, options);
     let listener = match tokio::net::TcpListener::bind(args.listen).await {
         Ok(l) => l,
         Err(e) => {
@@ -156,7 +193,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         let _ = writeln!(out, "memory serve: listening on http://{addr}");
         let _ = out.flush();
     }
-    tracing::info!(%addr, db = %args.db.path.display(), auth = config.api_keys.is_some(), "serving memory stores");
+    tracing::info!(%addr, db = %engine.persistence(), auth = config.api_keys.is_some(), "serving memory stores");
     match memory_server::serve(listener, engine, config, memory_server::shutdown_signal()).await {
         Ok(()) => {
             eprintln!("memory serve: stopped");

@@ -118,7 +118,7 @@ async fn open_backend(
         #[cfg(feature = "postgres")]
         Scheme::Postgres => backends::postgres(url, options).await,
         #[cfg(feature = "stores")]
-        Scheme::StoreSqlite | Scheme::StoreHttp => {
+        Scheme::StoreSqlite | Scheme::StoreHttp | Scheme::StorePostgres => {
             Ok(Arc::new(crate::stores::open_store(url, options).await?.0))
         }
         #[allow(
@@ -368,7 +368,7 @@ pub async fn open_mount(
     })?;
     match url.scheme() {
         // Without `NAME=`, the folder is named after the store, as the hosted product does.
-        Scheme::StoreSqlite | Scheme::StoreHttp => {
+        Scheme::StoreSqlite | Scheme::StoreHttp | Scheme::StorePostgres => {
             crate::stores::open_store_mount(&url, spec, options).await
         }
         _ => {

@@ -1,4 +1,5 @@
-//! Versioned memory stores behind store URLs (`store+sqlite:`, `store+http(s):`; feature
+//! Versioned memory stores behind store URLs (`store+sqlite:`, `store+http(s):`, and with
+//! feature `postgres` `store+postgres:`; feature
 //! `stores`, re-exporting memory-mounts as [`crate::mounts`]). The dispatcher
 //! ([`crate::store`]) uses this module; this module uses only the URL and option types.
 
@@ -24,7 +25,7 @@ impl crate::url::Scheme {
         use crate::url::Scheme;
         // Every variant named, so a new scheme has to answer.
         match self {
-            Scheme::StoreSqlite | Scheme::StoreHttp => true,
+            Scheme::StoreSqlite | Scheme::StoreHttp | Scheme::StorePostgres => true,
             Scheme::Dir | Scheme::Memory | Scheme::Sqlite | Scheme::S3 | Scheme::Postgres => false,
         }
     }
@@ -79,7 +80,13 @@ mod imp {
         }
         let (before_id, store_id) = store_id_part(url, url.as_str())?;
         let (base, store_options) = split_options(url, before_id, options)?;
-        finish_options(url, store_options, &[])?;
+        // PostgreSQL's options (schema, sslmode...) are its own to check; the others take none.
+        let postgres_options = if url.scheme() == Scheme::StorePostgres {
+            Some(store_options)
+        } else {
+            finish_options(url, store_options, &[])?;
+            None
+        };
         let rest = after_scheme(&base);
         let session = options
             .session_id
@@ -109,6 +116,11 @@ mod imp {
                     });
                 }
                 let engine = MemoryStores::open(&db).await.map_err(backend)?;
+                StoreStorage::local(engine, store_id, session).map_err(backend)?
+            }
+            Scheme::StorePostgres => {
+                let engine = postgres_engine(url, rest, postgres_options.unwrap_or_default())
+                    .await?;
                 StoreStorage::local(engine, store_id, session).map_err(backend)?
             }
             _ => {
@@ -144,6 +156,38 @@ mod imp {
         };
         let store = storage.retrieve().await.map_err(backend)?;
         Ok((storage, store))
+    }
+
+    /// The engine of a `store+postgres://` URL: its tables in that database (created or
+    /// migrated when missing, as `memory serve --db postgres://...` does).
+    #[cfg(feature = "postgres")]
+    async fn postgres_engine(
+        url: &StoreUrl,
+        rest: &str,
+        store_options: memory_core::options::StoreOptions,
+    ) -> Result<MemoryStores, OpenError> {
+        let db_url = format!("postgres:{rest}");
+        let p = memory_postgres::PostgresPersistence::from_url(&db_url, store_options)
+            .await
+            .map_err(|source| OpenError::Open {
+                url: url.to_string(),
+                source: Box::new(source),
+            })?;
+        Ok(MemoryStores::new(p))
+    }
+
+    /// Without feature `postgres`: [`OpenError::NotCompiled`].
+    #[cfg(not(feature = "postgres"))]
+    async fn postgres_engine(
+        url: &StoreUrl,
+        _rest: &str,
+        _store_options: memory_core::options::StoreOptions,
+    ) -> Result<MemoryStores, OpenError> {
+        Err(OpenError::NotCompiled {
+            url: url.to_string(),
+            scheme: Scheme::StorePostgres,
+            feature: "postgres",
+        })
     }
 
     /// Opens a `store+` URL's store as a mount of `spec`: the folder is the slug of the

@@ -33,11 +33,16 @@ pub enum Scheme {
     /// One versioned memory store on a server: `store+http(s)://HOST[:PORT][/BASE]#STORE_ID`
     /// (memory-mounts).
     StoreHttp,
+    /// One versioned memory store of the engine's tables in a PostgreSQL database (the one
+    /// `memory serve --db postgres://...` uses):
+    /// `store+postgres://USER@HOST[:PORT]/DATABASE[?schema=NAME]#STORE_ID` (memory-mounts over
+    /// memory-postgres; features `stores` and `postgres`).
+    StorePostgres,
 }
 
 impl Scheme {
     /// Every scheme this crate knows, compiled in or not.
-    pub const ALL: [Scheme; 7] = [
+    pub const ALL: [Scheme; 8] = [
         Scheme::Dir,
         Scheme::Memory,
         Scheme::Sqlite,
@@ -45,6 +50,7 @@ impl Scheme {
         Scheme::Postgres,
         Scheme::StoreSqlite,
         Scheme::StoreHttp,
+        Scheme::StorePostgres,
     ];
 
     /// The URL form, for help texts and errors (`sqlite:PATH`).
@@ -57,6 +63,7 @@ impl Scheme {
             Scheme::Postgres => "postgres://USER@HOST[:PORT]/DATABASE",
             Scheme::StoreSqlite => "store+sqlite:PATH#STORE_ID",
             Scheme::StoreHttp => "store+http(s)://HOST[:PORT][/BASE]#STORE_ID",
+            Scheme::StorePostgres => "store+postgres://USER@HOST[:PORT]/DATABASE#STORE_ID",
         }
     }
 
@@ -70,6 +77,7 @@ impl Scheme {
             Scheme::Postgres => "a PostgreSQL database",
             Scheme::StoreSqlite => "a versioned memory store in an engine's database file",
             Scheme::StoreHttp => "a versioned memory store on a memory-stores server",
+            Scheme::StorePostgres => "a versioned memory store in a PostgreSQL database",
         }
     }
 
@@ -82,6 +90,9 @@ impl Scheme {
             Scheme::S3 => Some("s3"),
             Scheme::Postgres => Some("postgres"),
             Scheme::StoreSqlite | Scheme::StoreHttp => Some("stores"),
+            // Both are needed; `stores` first when neither is there.
+            Scheme::StorePostgres if cfg!(feature = "stores") => Some("postgres"),
+            Scheme::StorePostgres => Some("stores"),
         }
     }
 
@@ -94,6 +105,7 @@ impl Scheme {
             Scheme::S3 => cfg!(feature = "s3"),
             Scheme::Postgres => cfg!(feature = "postgres"),
             Scheme::StoreSqlite | Scheme::StoreHttp => cfg!(feature = "stores"),
+            Scheme::StorePostgres => cfg!(all(feature = "stores", feature = "postgres")),
         }
     }
 
@@ -107,6 +119,7 @@ impl Scheme {
             "postgres" | "postgresql" => Scheme::Postgres,
             "store+sqlite" => Scheme::StoreSqlite,
             "store+http" | "store+https" => Scheme::StoreHttp,
+            "store+postgres" | "store+postgresql" => Scheme::StorePostgres,
             _ => return None,
         })
     }
@@ -240,9 +253,22 @@ impl FromStr for StoreUrl {
 }
 
 impl fmt::Display for StoreUrl {
-    /// The URL without its options (they may hold secrets).
+    /// The URL without its options (they may hold secrets), and with the password of a
+    /// `//USER:PASSWORD@HOST` authority shown as `***`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.without_options())
+        let url = self.without_options();
+        let Some(i) = url.find("//") else {
+            return f.write_str(url);
+        };
+        let (head, rest) = url.split_at(i + 2);
+        let authority = &rest[..rest.find(['/', '#']).unwrap_or(rest.len())];
+        match authority.rfind('@').and_then(|at| {
+            let user_info = &authority[..at];
+            user_info.find(':').map(|colon| (colon, at))
+        }) {
+            Some((colon, at)) => write!(f, "{head}{}:***{}", &rest[..colon], &rest[at..]),
+            None => f.write_str(url),
+        }
     }
 }
 
@@ -281,6 +307,26 @@ mod tests {
     }
 
     #[test]
+    fn a_password_in_the_url_is_never_shown() {
+        for (raw, shown) in [
+            (
+                "postgres://alice:s3cr%2Ft@db:5432/mem?sslmode=require",
+                "postgres://alice:***@db:5432/mem",
+            ),
+            (
+                "store+postgres://alice:pw@db/mem#memstore_1",
+                "store+postgres://alice:***@db/mem#memstore_1",
+            ),
+            ("postgres://alice@db/mem", "postgres://alice@db/mem"),
+            ("store+http://127.0.0.1:8080#memstore_1", "store+http://127.0.0.1:8080#memstore_1"),
+            ("./a:b@c", "./a:b@c"),
+        ] {
+            let url: StoreUrl = raw.parse().unwrap();
+            assert_eq!(url.to_string(), shown, "{raw}");
+        }
+    }
+
+    #[test]
     fn schemes_are_read_case_insensitively() {
         for (raw, expected) in [
             ("file:./m", Scheme::Dir),
@@ -292,6 +338,7 @@ mod tests {
             ("postgresql://u@h/db", Scheme::Postgres),
             ("store+sqlite:s.db#memstore_1", Scheme::StoreSqlite),
             ("STORE+HTTPS://h#memstore_1", Scheme::StoreHttp),
+            ("store+postgres://u@h/db#memstore_1", Scheme::StorePostgres),
         ] {
             assert_eq!(scheme(raw), Ok(expected), "{raw}");
         }
