@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use memory_core::search::{SearchHit, SearchQuery, sort_hits};
 use memory_core::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, ReadOnly, Result, Storage, StoredFile,
     Version, WriteMode, copy_then_delete, read_only_refusal,
@@ -808,6 +809,43 @@ impl Storage for Mounts {
                 .await
                 .map_err(|e| outer_error(m, e)),
         }
+    }
+
+    /// Every mount's search (read-only mounts too), for the mounts `query.under()` reaches
+    /// (all of them under `/memories`, one under a path inside it): each answers the query
+    /// below its part of `under`, its hits come back under the mount's folder, and the hits
+    /// are merged by score (ties by path) and cut to `query.limit()` after merging. Scores of
+    /// different engines are merged as they are (BM25 on both sides for the stores of this
+    /// workspace).
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let targets: Vec<(&Mounted, MemoryPath)> = match self.route(query.under()) {
+            Route::Root => self
+                .mounts
+                .iter()
+                .map(|m| (m, MemoryPath::root()))
+                .collect(),
+            Route::In(m, inner) => vec![(m, inner)],
+            Route::Outside => Vec::new(),
+        };
+        let mut hits = Vec::new();
+        for (m, inner) in targets {
+            let found = m
+                .storage
+                .search(&query.clone().with_under(inner))
+                .await
+                .map_err(|e| outer_error(m, e))?;
+            for mut hit in found {
+                // A storage's hits lie below the `under` it was given, so inside it.
+                let Some(path) = outer(m, &hit.path) else {
+                    continue;
+                };
+                hit.path = path;
+                hits.push(hit);
+            }
+        }
+        sort_hits(&mut hits);
+        hits.truncate(query.limit());
+        Ok(hits)
     }
 
     /// What every mount holds, with each mount's folder taken off its path limits.

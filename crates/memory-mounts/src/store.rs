@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
+use memory_core::search::{self, Bm25Index, SearchHit, SearchQuery};
 use memory_core::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
     WriteMode,
 };
 use memory_store::{
     Actor, ListMemories, Memory, MemoryListItem, MemoryStores, Precondition, Reason, Store,
-    StoreError, StoresApi, UpdateMemory,
+    StoreError, StoresApi, UpdateMemory, View,
 };
 
 use crate::error::{
@@ -22,6 +23,9 @@ use crate::http::HttpStores;
 
 /// Page size of the listings the bridge reads (the API's largest).
 const PAGE: i64 = 100;
+
+/// Page size of the listings with content (the API's largest for `view=full`).
+const FULL_PAGE: i64 = 20;
 
 /// One memory store as a [`Storage`], so [`MemoryTool`](memory_core::MemoryTool) runs on it
 /// unchanged.
@@ -513,6 +517,41 @@ impl Storage for StoreStorage {
             Ok(m) => Ok(Version::new(m.content_sha256)),
             Err(e) if e.reason() == Reason::StoreFull => Err(Error::StoreFull { max_files }),
             Err(e) => Err(to_core(e, path)),
+        }
+    }
+
+    /// A scan as [`search::scan`] does it, but from the store's own listing with content
+    /// (`view=full`, 20 memories a page, one request each over HTTP) instead of one read per
+    /// file, ranked with the shared [`Bm25Index`]: the store has no word index of its own.
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let under = query.under();
+        let mut index = Bm25Index::new();
+        let mut page = None;
+        loop {
+            let got = self
+                .list_page(ListMemories {
+                    path_prefix: Some(prefix_of(under)),
+                    limit: Some(FULL_PAGE),
+                    page,
+                    view: View::Full,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| to_core(e, under))?;
+            for item in got.data {
+                let MemoryListItem::Memory(m) = item else {
+                    continue;
+                };
+                if let (Some(path), Some(content)) = (memory_path_of(&m.path), m.content)
+                    && search::is_searchable(&path, under)
+                {
+                    index.insert(path, content);
+                }
+            }
+            match got.next_page {
+                Some(next) => page = Some(next),
+                None => return Ok(index.search(query)),
+            }
         }
     }
 

@@ -681,3 +681,74 @@ async fn folders_come_from_the_store_name_unless_overridden_and_instructions_rea
     let store = engine.archive_store(&notes).await.unwrap();
     assert!(Mount::from_store(local(&notes), store, Access::ReadOnly).is_err());
 }
+
+/// Search fans out to every mount (the read-only one too), and each hit comes back under its
+/// mount's folder; merged by score, cut to the limit after merging; `under` picks the mounts.
+#[tokio::test]
+async fn search_finds_files_of_every_mount_under_their_folders() {
+    use memory_core::search::SearchQuery;
+
+    let f = fixture().await;
+    f.engine
+        .create_memory(
+            &f.notes,
+            "/prefs/runbook.md",
+            "The runbook lives in the wiki; read the runbook first.\n",
+            None,
+        )
+        .await
+        .unwrap();
+    f.engine
+        .create_memory(&f.notes, "/other.md", "Nothing to see.\n", None)
+        .await
+        .unwrap();
+    let mounts = f.tool.storage();
+    let query = SearchQuery::new("runbook").unwrap();
+    let hits = mounts.search(&query).await.unwrap();
+    let mut paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "/memories/team-handbook/onboarding.md",
+            "/memories/user-notes/prefs/runbook.md"
+        ]
+    );
+    assert!(
+        hits.windows(2).all(|w| w[0].score >= w[1].score),
+        "{hits:?}"
+    );
+    assert!(hits.iter().all(|h| h.lines == [1]), "{hits:?}");
+
+    // The limit applies to the merged list: the best hit of either store.
+    let one = mounts
+        .search(&query.clone().with_limit(1).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].path, hits[0].path);
+
+    // Below one mount, only its files; outside every mount, nothing.
+    let within = mounts
+        .search(&query.clone().with_under(p("/memories/user-notes")))
+        .await
+        .unwrap();
+    assert_eq!(within.len(), 1);
+    assert_eq!(within[0].path, p("/memories/user-notes/prefs/runbook.md"));
+    let deeper = mounts
+        .search(&query.clone().with_under(p("/memories/team-handbook/none")))
+        .await
+        .unwrap();
+    assert!(deeper.is_empty(), "{deeper:?}");
+    let outside = mounts
+        .search(&query.clone().with_under(p("/memories/elsewhere")))
+        .await
+        .unwrap();
+    assert!(outside.is_empty(), "{outside:?}");
+    // A word in no file.
+    let none = mounts
+        .search(&SearchQuery::new("quokka").unwrap())
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+}

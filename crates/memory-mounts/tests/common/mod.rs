@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use memory_core::conformance::{Capabilities, storage as checks};
+use memory_core::search::{SearchHit, SearchQuery};
 use memory_core::{
     Capabilities as StoreCapabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage,
     StoredFile, Version, WriteMode,
@@ -242,6 +243,21 @@ impl Storage for Within {
             .create_within(&self.down(path)?, contents, max_files)
             .await
             .map_err(|e| self.up_error(e))
+    }
+    async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let under = self.down(query.under())?;
+        let hits = self
+            .mounts
+            .search(&query.clone().with_under(under))
+            .await
+            .map_err(|e| self.up_error(e))?;
+        Ok(hits
+            .into_iter()
+            .map(|hit| SearchHit {
+                path: self.up(hit.path),
+                ..hit
+            })
+            .collect())
     }
     fn capabilities(&self) -> StoreCapabilities {
         // The mount's own store, with its folder taken off the path limits.
