@@ -10,15 +10,30 @@ update with a precondition (stale: ConflictError), rename, delete, versions list
 archive. A client with the SDK's default retries sends each deterministic 409 once (the server
 says `x-should-retry: false`). Stops the server with SIGTERM and checks it exits cleanly. Exit 0
 when all pass.
+
+    python3 tests/stores-sdk/sdk_test.py --memory target/debug/memory \
+        --db 'postgres://USER:PASSWORD@HOST:PORT/DB?schema=NAME' --instances 2
+
+Starts that many `memory serve` instances on one database (a PostgreSQL URL; the schema
+should be new) and sends the SDK's requests to them in turn, one request here, the next there
+(pages of one listing included). With two or more instances it then races them: 8 updates
+with one `content_sha256` precondition spread over the instances (exactly one wins), creates
+racing at the memory limit (exactly `--max-memories` memories, 2,000 by default), and an
+instance killed with SIGKILL in the middle of writes (every write it answered 200 is there,
+and no memory or version is half written).
 """
 
 import argparse
+import concurrent.futures
 import hashlib
+import itertools
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 SDK_VERSION = "2.14.0"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -252,38 +267,188 @@ def retries(base_url):
     http.close()
 
 
+KEY = "sk-sdk-test-secret"
+
+
+def start_server(memory, db, keys, extra=()):
+    """A `memory serve` on a free loopback port: (process, base URL)."""
+    server = subprocess.Popen(
+        [memory, "serve", "--db", db, "--listen", "127.0.0.1:0", "--api-keys", keys, *extra],
+        stdout=subprocess.PIPE, text=True)
+    line = server.stdout.readline().strip()
+    prefix = "memory serve: listening on "
+    if not line.startswith(prefix):
+        server.kill()
+        raise AssertionError(f"unexpected first line from memory serve: {line!r}")
+    return server, line[len(prefix):]
+
+
+def alternating_http(base_urls, hooks=None):
+    """An httpx client for the SDK that sends each request to the next of `base_urls` in turn
+    (all of them serve one database, so any may answer any request)."""
+    try:
+        import httpx2 as httpx  # what anthropic 2.x is built on
+    except ImportError:
+        import httpx
+
+    turn = itertools.cycle(base_urls)
+    lock = threading.Lock()
+
+    class Transport(httpx.HTTPTransport):
+        def handle_request(self, request):
+            with lock:
+                target = httpx.URL(next(turn))
+            request.url = request.url.copy_with(host=target.host, port=target.port)
+            request.headers["host"] = f"{target.host}:{target.port}"
+            return super().handle_request(request)
+
+    return anthropic.DefaultHttpxClient(transport=Transport(), event_hooks=hooks or {})
+
+
+def races(base_urls, max_memories, killable):
+    """What holds only with several instances on one database."""
+    clients = [anthropic.Anthropic(base_url=u, api_key=KEY, max_retries=0) for u in base_urls]
+    stores = clients[0].beta.memory_stores
+    sid = stores.create(name="Races").id
+    m = stores.memories.create(sid, path="/race.md", content="v0")
+    pre = {"type": "content_sha256", "content_sha256": m.content_sha256}
+
+    # 8 updates with the same precondition, spread over the instances: exactly one wins.
+    def update(i):
+        c = clients[i % len(clients)].beta.memory_stores.memories
+        try:
+            c.update(m.id, memory_store_id=sid, content=f"writer {i}", precondition=pre)
+            return "won"
+        except anthropic.ConflictError as e:
+            check(error_of(e)["type"] == "memory_precondition_failed_error", f"a lost race is a precondition 409: {e.body}")
+            return "lost"
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(update, range(8)))
+    check(outcomes.count("won") == 1, f"8 racing updates, one precondition: exactly one wins: {outcomes}")
+    vs = list(stores.memory_versions.list(sid, memory_id=m.id))
+    check(len(vs) == 2, f"one new version: {[v.operation for v in vs]}")
+
+    # Creates racing at the limit, over every instance: exactly the limit.
+    lim = stores.create(name="Limit").id
+    short = 12
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: clients[i % len(clients)].beta.memory_stores.memories.create(
+            lim, path=f"/fill/{i:05}.md", content="x"), range(max_memories - short)))
+
+    def create(i):
+        c = clients[i % len(clients)].beta.memory_stores.memories
+        try:
+            c.create(lim, path=f"/race/{i:03}.md", content="x")
+            return "made"
+        except anthropic.BadRequestError as e:
+            check(error_of(e).get("reason") == "store_full", f"over the limit: store_full: {e.body}")
+            return "full"
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        outcomes = list(pool.map(create, range(3 * short)))
+    check(outcomes.count("made") == short, f"creates racing at the limit: {outcomes.count('made')} made, not {short}")
+    total = sum(1 for _ in stores.memories.list(lim, limit=100))
+    check(total == max_memories, f"the store holds exactly the limit: {total} != {max_memories}")
+    stores.delete(lim)
+
+    # SIGKILL of an instance in the middle of writes: every 200 it gave is there, nothing is
+    # half written (each memory's head version exists with the memory's hash and path).
+    server, url = killable()
+    victim = anthropic.Anthropic(base_url=url, api_key=KEY, max_retries=0, timeout=10)
+    ks = stores.create(name="Killed").id
+    answered, stop = [], threading.Event()
+
+    def writer(w):
+        i = 0
+        while not stop.is_set():
+            try:
+                mem = victim.beta.memory_stores.memories.create(ks, path=f"/w{w}/{i}.md", content=f"{w}-{i}" * 50)
+                answered.append(("create", mem.id, mem.content_sha256))
+                up = victim.beta.memory_stores.memories.update(
+                    mem.id, memory_store_id=ks, content=f"{w}-{i} changed" * 50,
+                    precondition={"type": "content_sha256", "content_sha256": mem.content_sha256})
+                answered.append(("update", up.id, up.content_sha256))
+            except (anthropic.APIConnectionError, anthropic.APIStatusError):
+                return
+            i += 1
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(6)]
+    for t in threads:
+        t.start()
+    # Killed while its writers are busy, once it has answered some.
+    deadline = time.monotonic() + 30
+    while len(answered) < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    server.send_signal(signal.SIGKILL)
+    server.wait(timeout=10)
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+    check(len(answered) >= 20, f"the killed instance answered writes before it died: {len(answered)}")
+    survivors = {}
+    for item in stores.memories.list(ks, limit=100):
+        full = stores.memories.retrieve(item.id, memory_store_id=ks)
+        check(full.content_sha256 == sha256(full.content), f"{full.path}: content and hash agree")
+        head = stores.memory_versions.retrieve(full.memory_version_id, memory_store_id=ks)
+        check(head.memory_id == full.id and head.content_sha256 == full.content_sha256
+              and head.path == full.path and head.content == full.content,
+              f"{full.path}: the head version is whole")
+        survivors[full.id] = full.content_sha256
+    for op, mid, sha in answered:
+        check(mid in survivors, f"a {op} answered 200 survived the SIGKILL: {mid}")
+    final = {mid: sha for op, mid, sha in answered if op == "update"}
+    for mid, sha in final.items():
+        check(survivors[mid] == sha, f"an update answered 200 survived the SIGKILL: {mid}")
+    for v in stores.memory_versions.list(ks, limit=100):
+        check(v.memory_id in survivors, f"no version without its memory: {v.id}")
+    stores.delete(ks)
+    stores.delete(sid)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--memory", required=True, help="the memory binary")
+    ap.add_argument("--db", help="the database of every instance (default: a new SQLite file)")
+    ap.add_argument("--instances", type=int, default=1, help="how many `memory serve` on --db")
+    ap.add_argument("--max-memories", type=int, default=2000, help="--max-memories-per-store of the instances")
     args = ap.parse_args()
+    if args.instances > 1 and not args.db:
+        ap.error("--instances above 1 needs --db (a database the instances share)")
     with tempfile.TemporaryDirectory() as tmp:
         keys = os.path.join(tmp, "keys.txt")
         with open(keys, "w") as f:
             f.write("# test key\napikey_01sdktest sk-sdk-test-secret\n")
-        server = subprocess.Popen(
-            [args.memory, "serve", "--db", os.path.join(tmp, "stores.db"),
-             "--listen", "127.0.0.1:0", "--api-keys", keys],
-            stdout=subprocess.PIPE, text=True)
+        db = args.db or os.path.join(tmp, "stores.db")
+        extra = ["--max-memories-per-store", str(args.max_memories)]
+        servers = []
         try:
-            line = server.stdout.readline().strip()
-            prefix = "memory serve: listening on "
-            if not line.startswith(prefix):
-                raise AssertionError(f"unexpected first line from memory serve: {line!r}")
-            base_url = line[len(prefix):]
-            bad = anthropic.Anthropic(base_url=base_url, api_key="wrong", max_retries=0)
+            for _ in range(args.instances):
+                servers.append(start_server(args.memory, db, keys, extra))
+            urls = [u for _, u in servers]
+            bad = anthropic.Anthropic(base_url=urls[0], api_key="wrong", max_retries=0)
             expect(anthropic.AuthenticationError, lambda: bad.beta.memory_stores.list(), "a wrong key is a 401")
-            client = anthropic.Anthropic(base_url=base_url, api_key="sk-sdk-test-secret", max_retries=0)
+            client = anthropic.Anthropic(base_url=urls[0], api_key=KEY, max_retries=0,
+                                         http_client=alternating_http(urls))
             run(client)
-            retries(base_url)
+            retries(urls[0])
+            if args.instances > 1:
+                killed = []
+
+                def killable():
+                    killed.append(start_server(args.memory, db, keys, extra))
+                    return killed[-1]
+                races(urls, args.max_memories, killable)
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                code = server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                raise AssertionError("memory serve did not stop on SIGTERM")
-        check(code == 0, f"memory serve exits 0 on SIGTERM (got {code})")
-    print(f"stores-sdk: {CHECKS} checks passed with anthropic {anthropic.__version__}")
+            codes = []
+            for server, _ in servers:
+                server.send_signal(signal.SIGTERM)
+                try:
+                    codes.append(server.wait(timeout=10))
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    raise AssertionError("memory serve did not stop on SIGTERM")
+        for code in codes:
+            check(code == 0, f"memory serve exits 0 on SIGTERM (got {code})")
+    where = f"{args.instances} instances on one database" if args.instances > 1 else "one instance"
+    print(f"stores-sdk: {CHECKS} checks passed with anthropic {anthropic.__version__} ({where})")
 
 
 if __name__ == "__main__":
