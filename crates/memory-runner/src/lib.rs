@@ -5,6 +5,8 @@
 
 #[cfg(feature = "http")]
 mod client;
+#[cfg(feature = "stores")]
+pub mod dream;
 #[cfg(feature = "search-index")]
 mod indexing;
 mod options;

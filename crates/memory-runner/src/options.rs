@@ -31,6 +31,13 @@ pub struct OpenOptions {
     /// memory-s3 take the program's; memory-postgres and the in-memory and versioned stores
     /// refuse it).
     pub store_options: StoreOptions,
+    /// Open the store read-only: every change is refused by core's
+    /// [`ReadOnly`](memory_core::ReadOnly) wrapper, and the backend is opened so that nothing
+    /// on disk changes at all (memory-fs: no lock or count file, no cleanup of stale temporary
+    /// files; memory-sqlite: `SQLITE_OPEN_READONLY`, no `-wal`/`-shm` file, no migration; the
+    /// encrypted envelope writes no key-check record). Stores whose opening may write
+    /// (`postgres://`, `store+sqlite:`) are refused with [`OpenError::Unavailable`].
+    pub read_only: bool,
 }
 
 impl fmt::Debug for OpenOptions {
@@ -45,6 +52,7 @@ impl fmt::Debug for OpenOptions {
         );
         d.field("session_id", &self.session_id)
             .field("environment", &self.environment)
+            .field("read_only", &self.read_only)
             .field(
                 "store_options",
                 &self.store_options.keys().collect::<Vec<_>>(),
@@ -89,6 +97,12 @@ impl OpenOptions {
     /// `memory` program does.
     pub fn with_environment(mut self) -> Self {
         self.environment = true;
+        self
+    }
+
+    /// Opens the store read-only ([`OpenOptions::read_only`]).
+    pub fn with_read_only(mut self) -> Self {
+        self.read_only = true;
         self
     }
 

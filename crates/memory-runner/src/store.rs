@@ -85,6 +85,57 @@ pub async fn open_url(
     url: &StoreUrl,
     options: &OpenOptions,
 ) -> Result<Arc<dyn Storage>, OpenError> {
+    if !options.read_only {
+        return open_wrapped(url, options).await;
+    }
+    refuse_read_only_where_opening_writes(url)?;
+    let options = read_only_options(url, options);
+    let store = open_wrapped(url, &options).await?;
+    // Core's one read-only policy refuses every change before it reaches the store.
+    Ok(Arc::new(memory_core::ReadOnly::new(store)))
+}
+
+/// [`OpenOptions::read_only`] is for the backends whose opening can change nothing: folders
+/// and `sqlite:` files (opened read-only by memory-fs and memory-sqlite), `mem:`, `s3://`
+/// (opening sends nothing) and `store+http(s):` (a `GET`). Opening a PostgreSQL store or a
+/// versioned store's database file may create or upgrade tables, so they are refused.
+fn refuse_read_only_where_opening_writes(url: &StoreUrl) -> Result<(), OpenError> {
+    match url.scheme() {
+        Scheme::Memory | Scheme::Dir | Scheme::Sqlite | Scheme::S3 | Scheme::StoreHttp => Ok(()),
+        _ => Err(OpenError::Unavailable {
+            url: url.to_string(),
+            reason: "this kind of store cannot be opened read-only yet (opening it may create \
+                     or upgrade its tables); serve it with `memory serve` and read it over \
+                     store+http, or use a folder or sqlite: copy"
+                .to_owned(),
+        }),
+    }
+}
+
+/// The options of a read-only open: a search side index, unless one is named, is kept in
+/// memory, so that searching writes no index file into the store's folder.
+fn read_only_options(url: &StoreUrl, options: &OpenOptions) -> OpenOptions {
+    #[allow(unused_mut, reason = "only with feature `search-index`")]
+    let mut options = options.clone();
+    #[cfg(feature = "search-index")]
+    {
+        let option = crate::indexing::OPTION;
+        let in_url = memory_core::options::StoreOptions::from_url(url.as_str())
+            .is_ok_and(|(_, query)| query.keys().any(|key| key == option));
+        let indexed = matches!(url.scheme(), Scheme::Dir | Scheme::S3);
+        if indexed && !in_url && !options.store_options.keys().any(|key| key == option) {
+            options.store_options.insert(option, "memory");
+        }
+    }
+    let _ = url;
+    options
+}
+
+/// The backend, wrapped as `options` say.
+async fn open_wrapped(
+    url: &StoreUrl,
+    options: &OpenOptions,
+) -> Result<Arc<dyn Storage>, OpenError> {
     #[cfg(feature = "search-index")]
     {
         // Folder and S3 stores answer search from a side index (never under encryption).
@@ -193,13 +244,28 @@ mod backends {
         url: &StoreUrl,
         options: &OpenOptions,
     ) -> Result<Arc<dyn Storage>, OpenError> {
-        use memory_fs::{FsOpenError, FsStorage};
+        use memory_fs::{FsOpenError, FsOptions, FsStorage};
         let (owned, given) = (url.clone(), options.store_options.clone());
+        let read_only = options.read_only;
         // Opening creates and checks the directory: blocking work.
         open_blocking(url, move || {
-            FsStorage::from_url(owned.as_str(), given).map_err(|e| match e {
+            let refused = |e| match e {
                 FsOpenError::Options(refused) => open_error(&owned, Ok(refused)),
                 other => open_error(&owned, Err(Box::new(other))),
+            };
+            if !read_only {
+                return FsStorage::from_url(owned.as_str(), given).map_err(refused);
+            }
+            // memory-fs's from_url, with its read-only open.
+            let (base, from_query) = memory_core::options::StoreOptions::from_url(owned.as_str())
+                .map_err(|e| refused(e.into()))?;
+            let path = memory_fs::fs_url_path(&base).map_err(refused)?;
+            let fs_options = FsOptions::from_options(from_query.overridden_by(given))
+                .map_err(|e| refused(e.into()))?
+                .read_only(true);
+            FsStorage::with_options(path, fs_options).map_err(|source| OpenError::Backend {
+                url: owned.to_string(),
+                source,
             })
         })
         .await
@@ -211,13 +277,28 @@ mod backends {
         url: &StoreUrl,
         options: &OpenOptions,
     ) -> Result<Arc<dyn Storage>, OpenError> {
-        use memory_sqlite::{SqliteOpenError, SqliteStorage};
+        use memory_sqlite::{SqliteOpenError, SqliteOptions, SqliteStorage};
         let (owned, given) = (url.clone(), options.store_options.clone());
+        let read_only = options.read_only;
         // Opening reads (and may wait for) the database file: blocking work.
         open_blocking(url, move || {
-            SqliteStorage::from_url(owned.as_str(), given).map_err(|e| match e {
+            let refused = |e| match e {
                 SqliteOpenError::Options(refused) => open_error(&owned, Ok(refused)),
                 other => open_error(&owned, Err(Box::new(other))),
+            };
+            if !read_only {
+                return SqliteStorage::from_url(owned.as_str(), given).map_err(refused);
+            }
+            // memory-sqlite's from_url, with its read-only open.
+            let (base, from_query) = memory_core::options::StoreOptions::from_url(owned.as_str())
+                .map_err(|e| refused(e.into()))?;
+            let path = memory_sqlite::sqlite_url_path(&base).map_err(refused)?;
+            let sqlite_options = SqliteOptions::from_options(from_query.overridden_by(given))
+                .map_err(|e| refused(e.into()))?
+                .read_only(true);
+            SqliteStorage::open_with(path, sqlite_options).map_err(|source| OpenError::Backend {
+                url: owned.to_string(),
+                source,
             })
         })
         .await

@@ -1,0 +1,377 @@
+//! Dreams against the fake Messages API: the source (a folder, an SQLite file) left byte for
+//! byte as it was, an attempted write into it refused by code, the output written and
+//! reported, a versioned output recording each write as a version by the dream's session.
+#![cfg(all(feature = "stores", feature = "fs", feature = "sqlite"))]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use memory_core::{MemoryPath, Storage, WriteMode};
+use memory_runner::dream::{Dream, DreamError};
+use memory_runner::mounts::memory_store::{Actor, CreateStore, ListVersions, MemoryStores};
+use memory_runner::testing::{FakeApi, Reply, end_turn, tool_use};
+use memory_runner::{Client, OpenOptions, RetryPolicy, open_with};
+use serde_json::{Value, json};
+
+/// Every entry below `dir`, hidden ones included: kind, bytes, permissions and times.
+fn snapshot(dir: &Path) -> BTreeMap<String, (bool, Vec<u8>, u32, SystemTime)> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let bytes = if meta.is_file() {
+                std::fs::read(&path).unwrap()
+            } else {
+                Vec::new()
+            };
+            if meta.is_dir() {
+                stack.push(path.clone());
+            }
+            out.insert(
+                path.strip_prefix(dir).unwrap().display().to_string(),
+                (
+                    meta.is_dir(),
+                    bytes,
+                    meta.permissions().mode(),
+                    meta.modified().unwrap(),
+                ),
+            );
+        }
+    }
+    out
+}
+
+fn p(path: &str) -> MemoryPath {
+    MemoryPath::parse(path).unwrap()
+}
+
+fn client(api: &FakeApi) -> Client {
+    Client::builder()
+        .api_key("sk-test")
+        .base_url(api.url())
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap()
+}
+
+/// A source with a duplicate, a contradiction and a hidden file.
+async fn fill(store: &dyn Storage) {
+    for (path, text) in [
+        ("/memories/prefs.md", "Units: imperial (2023-01)\n"),
+        (
+            "/memories/prefs-new.md",
+            "Units: metric (2025-06)\nTea: green\n",
+        ),
+        ("/memories/notes/tea.md", "Tea: green\n"),
+        ("/memories/.hidden", "kept\n"),
+    ] {
+        store
+            .write(&p(path), text.as_bytes().to_vec(), WriteMode::Create)
+            .await
+            .unwrap();
+    }
+}
+
+/// Claude reads the source, tries to change it four ways, then writes the output.
+fn script() -> Vec<Reply> {
+    vec![
+        Reply::message(tool_use(
+            Some("Reading the source."),
+            &[
+                (
+                    "t1",
+                    "memory",
+                    json!({"command": "view", "path": "/memories/source"}),
+                ),
+                (
+                    "t2",
+                    "memory",
+                    json!({"command": "view", "path": "/memories/source/prefs-new.md"}),
+                ),
+            ],
+        )),
+        Reply::message(tool_use(
+            None,
+            &[
+                (
+                    "w1",
+                    "memory",
+                    json!({"command": "create", "path": "/memories/source/evil.md", "file_text": "x"}),
+                ),
+                (
+                    "w2",
+                    "memory",
+                    json!({"command": "str_replace", "path": "/memories/source/prefs.md", "old_str": "imperial", "new_str": "metric"}),
+                ),
+                (
+                    "w3",
+                    "memory",
+                    json!({"command": "rename", "old_path": "/memories/source/notes", "new_path": "/memories/source/n"}),
+                ),
+                (
+                    "w4",
+                    "memory",
+                    json!({"command": "delete", "path": "/memories/source/prefs.md"}),
+                ),
+            ],
+        )),
+        Reply::message(tool_use(
+            None,
+            &[
+                (
+                    "o1",
+                    "memory",
+                    json!({"command": "create", "path": "/memories/output/README.md", "file_text": "preferences.md: units and tea.\n"}),
+                ),
+                (
+                    "o2",
+                    "memory",
+                    json!({"command": "create", "path": "/memories/output/preferences.md", "file_text": "Units: metric (since 2025-06)\nTea: green\n"}),
+                ),
+            ],
+        )),
+        Reply::message(end_turn(
+            "Merged the two preference files; metric wins (newest).",
+        )),
+    ]
+}
+
+/// The four attempted writes into the source were answered as errors naming the read-only
+/// folder.
+fn assert_source_writes_refused(api: &FakeApi) {
+    let third = api.requests()[2].json();
+    let messages = third["messages"].as_array().unwrap();
+    let results = messages.last().unwrap()["content"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    for result in results {
+        assert_eq!(result["is_error"], true, "{result}");
+        let text = result["content"].as_str().unwrap_or_default();
+        assert!(text.contains("/memories/source is read-only"), "{text}");
+    }
+}
+
+fn system_prompt(api: &FakeApi) -> String {
+    api.requests()[0].json()["system"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_dream_over_a_folder_leaves_it_byte_for_byte_and_writes_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source");
+    let output = dir.path().join("output");
+    {
+        let store = open_with(source.to_str().unwrap(), &OpenOptions::new())
+            .await
+            .unwrap();
+        fill(&*store).await;
+    }
+    // A stale temporary file a read-write open would clean up.
+    let stale = source.join(".memory-tmp/0123456789abcdef0123456789abcdef.tmp");
+    std::fs::write(&stale, "left by a crash").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+    let before = snapshot(&source);
+
+    for streamed in [true, false] {
+        let api = FakeApi::start(script()).await;
+        let mut dream = Dream::new(source.to_str().unwrap(), output.to_str().unwrap())
+            .instructions("Keep tea notes.")
+            .force(!streamed);
+        if streamed {
+            dream = dream.on_event(|_| {});
+        }
+        let report = dream.run(client(&api)).await.unwrap();
+        assert_eq!(snapshot(&source), before, "the source changed");
+        assert_source_writes_refused(&api);
+        if streamed {
+            assert_eq!(
+                report.created,
+                [p("/memories/README.md"), p("/memories/preferences.md")]
+            );
+            assert!(report.changed.is_empty() && report.deleted.is_empty());
+        } else {
+            // The second dream (forced) over the first one's output rewrote the same files.
+            assert!(report.created.is_empty() && report.changed.is_empty());
+            assert!(report.deleted.is_empty());
+        }
+        assert_eq!(
+            std::fs::read_to_string(output.join("memories/preferences.md")).unwrap(),
+            "Units: metric (since 2025-06)\nTea: green\n"
+        );
+        assert_eq!(report.requests, 4);
+        assert_eq!(
+            report.reply.unwrap().text(),
+            "Merged the two preference files; metric wins (newest)."
+        );
+        let system = system_prompt(&api);
+        assert!(system.contains("/memories/source (read-only)"), "{system}");
+        assert!(system.contains("/memories/output (read-write)"), "{system}");
+        assert!(system.ends_with("Keep tea notes."), "{system}");
+        assert_eq!(api.requests()[0].json().get("stream").is_some(), streamed);
+    }
+}
+
+#[tokio::test]
+async fn a_dream_refuses_an_output_that_holds_files_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source");
+    let output = dir.path().join("output");
+    fill(
+        &*open_with(source.to_str().unwrap(), &OpenOptions::new())
+            .await
+            .unwrap(),
+    )
+    .await;
+    let out = open_with(output.to_str().unwrap(), &OpenOptions::new())
+        .await
+        .unwrap();
+    out.write(&p("/memories/old.md"), b"old".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    let api = FakeApi::start(script()).await;
+    let err = Dream::new(source.to_str().unwrap(), output.to_str().unwrap())
+        .run(client(&api))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, DreamError::OutputNotEmpty { files: 1, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("--force"), "{err}");
+    assert!(api.requests().is_empty(), "nothing was sent");
+    // A source that does not exist is not created.
+    let missing = dir.path().join("missing");
+    let err = Dream::new(missing.to_str().unwrap(), output.to_str().unwrap())
+        .force(true)
+        .run(client(&api))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, DreamError::Source(_)), "{err:?}");
+    assert!(!missing.exists());
+}
+
+#[tokio::test]
+async fn a_dream_from_sqlite_into_a_versioned_store_records_the_dreams_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("source.db");
+    let source_url = format!("sqlite:{}", db.display());
+    {
+        let store = open_with(&source_url, &OpenOptions::new()).await.unwrap();
+        fill(&*store).await;
+    }
+    let before = snapshot(dir.path());
+    // The output: a new versioned store of a memory-stores database elsewhere.
+    let stores_dir = tempfile::tempdir().unwrap();
+    let stores_db = stores_dir.path().join("stores.db");
+    let engine = MemoryStores::open(&stores_db).await.unwrap();
+    let store = engine
+        .create_store(CreateStore {
+            name: "Dreamed".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let into = format!("store+sqlite:{}#{}", stores_db.display(), store.id);
+
+    let api = FakeApi::start(script()).await;
+    let report = Dream::new(&source_url, &into)
+        .output_options(OpenOptions::new().with_session_id("sesn_dream-1"))
+        .run(client(&api))
+        .await
+        .unwrap();
+    assert_eq!(snapshot(dir.path()), before, "the source folder changed");
+    assert_source_writes_refused(&api);
+    assert_eq!(report.session_id, "sesn_dream-1");
+    assert_eq!(
+        report.created,
+        [p("/memories/README.md"), p("/memories/preferences.md")]
+    );
+    let versions = engine
+        .list_versions(&store.id, ListVersions::default())
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(versions.len(), 2);
+    for version in &versions {
+        assert_eq!(version.created_by, Some(Actor::session("sesn_dream-1")));
+    }
+    let mut paths: Vec<Value> = versions.iter().map(|v| json!(v.path.as_deref())).collect();
+    paths.sort_by_key(|p| p.to_string());
+    // The store keeps paths below its own root.
+    assert_eq!(paths, [json!("/README.md"), json!("/preferences.md")]);
+}
+
+#[tokio::test]
+async fn opening_read_only_creates_nothing_and_refuses_what_cannot_be_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    // A folder made by hand (no lock, count or temporary folder).
+    let folder = dir.path().join("hand");
+    std::fs::create_dir_all(folder.join("memories")).unwrap();
+    std::fs::write(folder.join("memories/a.md"), "a").unwrap();
+    let before = snapshot(&folder);
+    let store = open_with(
+        folder.to_str().unwrap(),
+        &OpenOptions::new().with_read_only(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        store.read(&p("/memories/a.md")).await.unwrap().contents,
+        b"a"
+    );
+    let err = store
+        .write(&p("/memories/b.md"), b"b".to_vec(), WriteMode::Create)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, memory_core::Error::Refused { .. }), "{err:?}");
+    drop(store);
+    assert_eq!(snapshot(&folder), before);
+    // Encrypted: the envelope's key check reads, and writes no key-check record.
+    #[cfg(feature = "encrypted")]
+    {
+        let key = dir.path().join("key.hex");
+        std::fs::write(&key, "ab".repeat(32)).unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        let plain = dir.path().join("encrypted");
+        std::fs::create_dir_all(plain.join("memories")).unwrap();
+        let before = snapshot(&plain);
+        let options = OpenOptions::new()
+            .with_encryption_key_file(&key)
+            .with_read_only();
+        let store = open_with(plain.to_str().unwrap(), &options).await.unwrap();
+        assert!(store.list(&p("/memories")).await.unwrap().is_empty());
+        assert!(
+            store
+                .write(&p("/memories/b.md"), b"b".to_vec(), WriteMode::Create)
+                .await
+                .is_err()
+        );
+        drop(store);
+        assert_eq!(snapshot(&plain), before);
+    }
+    // Stores whose opening may write are refused read-only.
+    let err = open_with(
+        "store+sqlite:/nowhere.db#memstore_x",
+        &OpenOptions::new().with_read_only(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("cannot be opened read-only"),
+        "{err}"
+    );
+}
