@@ -409,6 +409,15 @@ async fn cross_site_requests_are_refused() {
             403,
         ),
         (
+            "same site, another port",
+            vec![("csrf", &csrf), ("name", "A")],
+            vec![
+                ("Origin", "http://127.0.0.1:1"),
+                ("Sec-Fetch-Site", "same-site"),
+            ],
+            403,
+        ),
+        (
             "no origin, no referer",
             vec![("csrf", &csrf), ("name", "A")],
             vec![("x-no-origin", "")],
