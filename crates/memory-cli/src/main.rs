@@ -21,6 +21,7 @@ mod jsonrpc;
 mod mcp;
 mod mounts;
 mod run;
+mod search;
 mod serve;
 mod store_admin;
 mod store_args;
@@ -94,6 +95,8 @@ enum Command {
     Mcp(mcp::McpArgs),
     #[command(flatten)]
     Admin(admin::AdminCommand),
+    /// Find files by keywords: ranked hits with paths, line numbers and snippets.
+    Search(search::SearchArgs),
     /// Serve versioned memory stores over HTTP with the hosted memory-stores API.
     #[command(long_about = serve::SERVE_LONG_ABOUT)]
     Serve(serve::ServeArgs),
@@ -147,6 +150,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Mcp(args) => runtime.block_on(mcp::run(args)),
         Command::Admin(command) => runtime.block_on(command.run()),
+        Command::Search(args) => runtime.block_on(search::run(args)),
         Command::Exec(args) => runtime.block_on(run_exec(args)),
         Command::Run(args) => runtime.block_on(run::run(args)),
         Command::Serve(args) => runtime.block_on(serve::run(args)),

@@ -170,7 +170,8 @@ fn a_client_session_runs_every_command() {
 
     let list = client.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools");
-    assert_eq!(tools.len(), 1, "{list}");
+    assert_eq!(tools.len(), 2, "{list}");
+    assert_eq!(tools[1]["name"], "memory_search", "{list}");
     let tool = &tools[0];
     assert_eq!(tool["name"], "memory");
     let description = tool["description"].as_str().unwrap();
@@ -584,4 +585,138 @@ fn pipelined_tool_calls_run_in_the_order_sent() {
         );
     }
     client.finish();
+}
+
+/// `tools/call` of `memory_search`; returns the `result`.
+fn search(client: &mut Client, arguments: Value) -> Value {
+    let answer = client.request(
+        "tools/call",
+        json!({"name": "memory_search", "arguments": arguments}),
+    );
+    assert!(answer.get("error").is_none(), "{answer}");
+    answer["result"].clone()
+}
+
+#[test]
+fn memory_search_is_listed_and_returns_ranked_hits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let mut client = Client::start(&["--store", &store_arg(&store)]);
+    client.initialize();
+
+    let list = client.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["memory", "memory_search"], "{list}");
+    let tool = &tools[1];
+    let description = tool["description"].as_str().unwrap();
+    assert!(
+        description.contains("instead of viewing folder after folder"),
+        "{description}"
+    );
+    let schema = &tool["inputSchema"];
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["required"], json!(["query"]));
+    assert_eq!(schema["properties"]["query"]["type"], "string");
+    assert_eq!(schema["properties"]["path"]["type"], "string");
+    assert_eq!(schema["properties"]["limit"]["type"], "integer");
+    assert_eq!(tool["annotations"]["readOnlyHint"], true);
+
+    // Files written through the memory tool of the same session.
+    for (path, text) in [
+        (
+            "/memories/ops/deploy.md",
+            "# Deploys\nRoll back with make rollback.\nRollback twice if the rollback fails.\n",
+        ),
+        (
+            "/memories/ops/oncall.md",
+            "Pager rota.\nRollback is the last resort.\n",
+        ),
+        ("/memories/personal.md", "Nothing about that.\n"),
+    ] {
+        let created = client.call(json!({"command": "create", "path": path, "file_text": text}));
+        assert_eq!(created["isError"], false, "{created}");
+    }
+    let result = search(&mut client, json!({"query": "rollback"}));
+    assert_eq!(result["isError"], false, "{result}");
+    let results = result["structuredContent"]["results"]
+        .as_array()
+        .expect("results");
+    let mut paths: Vec<&str> = results.iter().filter_map(|r| r["path"].as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        ["/memories/ops/deploy.md", "/memories/ops/oncall.md"],
+        "{result}"
+    );
+    let deploy = results
+        .iter()
+        .find(|r| r["path"] == "/memories/ops/deploy.md")
+        .unwrap();
+    assert_eq!(deploy["lines"], json!([2, 3]));
+    assert_eq!(deploy["snippet"], "Roll back with make rollback.");
+    assert!(results[0]["score"].as_f64().unwrap() >= results[1]["score"].as_f64().unwrap());
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("/memories/ops/deploy.md  lines 2, 3"),
+        "{text}"
+    );
+    assert!(text.contains("Roll back with make rollback."), "{text}");
+
+    // path and limit.
+    let result = search(
+        &mut client,
+        json!({"query": "rollback", "path": "/memories/ops", "limit": 1}),
+    );
+    assert_eq!(
+        result["structuredContent"]["results"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "{result}"
+    );
+    let result = search(
+        &mut client,
+        json!({"query": "rollback", "path": "/memories/o"}),
+    );
+    assert_eq!(
+        result["structuredContent"]["results"],
+        json!([]),
+        "whole names only: {result}"
+    );
+    // Nothing matching is an empty list, not an error.
+    let result = search(&mut client, json!({"query": "zebra"}));
+    assert_eq!(result["isError"], false);
+    assert_eq!(result["structuredContent"]["results"], json!([]));
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("No files match")
+    );
+
+    // Bad input is an error result that says what to change.
+    for (arguments, says) in [
+        (json!({"query": "\"unclosed"}), "invalid query"),
+        (json!({"query": "*"}), "invalid query"),
+        (json!({}), "missing field `query`"),
+        (json!({"query": 5}), "`query` must be a string"),
+        (json!({"query": "x", "path": "/etc"}), "/memories"),
+        (json!({"query": "x", "limit": 0}), "limit"),
+        (json!({"query": "x", "limit": "ten"}), "limit"),
+    ] {
+        let result = search(&mut client, arguments.clone());
+        assert_eq!(result["isError"], true, "{arguments}: {result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.starts_with("Error: ") && text.contains(says),
+            "{arguments}: {text}"
+        );
+    }
+    let seen = client.finish();
+    assert!(
+        seen.iter()
+            .all(|line| serde_json::from_str::<Value>(line).is_ok())
+    );
 }
