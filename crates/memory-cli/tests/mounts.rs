@@ -373,12 +373,12 @@ impl Drop for Server {
     }
 }
 
-/// `memory mcp ARGS`: sends `calls` (tool arguments) after the handshake and `tools/list`;
+/// `memory mcp ARGS`: sends `calls` (tool name and arguments) after the handshake and `tools/list`;
 /// the tools/list answer, the calls' answers, standard error and the exit status. A server
 /// that exits at start gives no answers.
 fn mcp(
     args: &[String],
-    calls: &[serde_json::Value],
+    calls: &[(&str, serde_json::Value)],
 ) -> (Vec<serde_json::Value>, String, ExitStatus) {
     let mut child = Command::new(MEMORY)
         .arg("mcp")
@@ -400,8 +400,8 @@ fn mcp(
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
     ];
-    for (i, call) in calls.iter().enumerate() {
-        messages.push(json!({"jsonrpc": "2.0", "id": 3 + i, "method": "tools/call", "params": {"name": "memory", "arguments": call}}));
+    for (i, (tool, call)) in calls.iter().enumerate() {
+        messages.push(json!({"jsonrpc": "2.0", "id": 3 + i, "method": "tools/call", "params": {"name": tool, "arguments": call}}));
     }
     let expected = 2 + calls.len();
     let reader = std::thread::spawn(move || {
@@ -471,8 +471,11 @@ fn mcp_mounts_a_served_store_at_the_slug_of_its_name() {
             "team-handbook=Check it before answering.".into(),
         ],
         &[
-            json!({"command": "view", "path": "/memories"}),
-            json!({"command": "create", "path": "/memories/team-handbook/new.md", "file_text": "x"}),
+            ("memory", json!({"command": "view", "path": "/memories"})),
+            (
+                "memory",
+                json!({"command": "create", "path": "/memories/team-handbook/new.md", "file_text": "x"}),
+            ),
         ],
     );
     assert!(status.success(), "{stderr}");
@@ -685,4 +688,62 @@ fn both_helps_describe_mounts() {
             "{store_line}"
         );
     }
+}
+
+/// `memory_search` over two mounted stores (one over HTTP, read-only, one in the database
+/// file): a file of each is found under its mount's folder.
+#[test]
+fn mcp_search_finds_a_file_in_each_mounted_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stores.db");
+    let server = Server::start(&db);
+    let handbook = server.create_store("Team Handbook", "");
+    let notes = server.create_store("User Notes", "");
+    for (store, path, content) in [
+        (&handbook, "/deploy.md", "Each deploy goes out on Tuesdays.\n"),
+        (&notes, "/todo/deploy.md", "Ask about the Tuesday deploy.\n"),
+        (&notes, "/other.md", "Nothing here.\n"),
+    ] {
+        let body = json!({"path": path, "content": content}).to_string();
+        http(
+            &server.addr,
+            "POST",
+            &format!("/v1/memory_stores/{store}/memories"),
+            &body,
+        );
+    }
+    let (answers, stderr, status) = mcp(
+        &[
+            "--mount".into(),
+            format!("store+http://{}#{handbook}:ro", server.addr),
+            "--mount".into(),
+            format!("store+sqlite:{}#{notes}", db.display()),
+        ],
+        &[
+            ("memory_search", json!({"query": "deploy tuesday*"})),
+            (
+                "memory_search",
+                json!({"query": "deploy", "path": "/memories/user-notes"}),
+            ),
+        ],
+    );
+    assert!(status.success(), "{stderr}");
+    let found = |answer: &serde_json::Value| -> Vec<String> {
+        let mut paths: Vec<String> = answer["result"]["structuredContent"]["results"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{answer}"))
+            .iter()
+            .map(|hit| hit["path"].as_str().unwrap().to_owned())
+            .collect();
+        paths.sort();
+        paths
+    };
+    assert_eq!(
+        found(&answers[1]),
+        [
+            "/memories/team-handbook/deploy.md",
+            "/memories/user-notes/todo/deploy.md"
+        ]
+    );
+    assert_eq!(found(&answers[2]), ["/memories/user-notes/todo/deploy.md"]);
 }
