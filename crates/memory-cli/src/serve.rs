@@ -44,7 +44,10 @@ async fn open_postgres(url: &str, options: StoreOptions) -> Result<MemoryStores,
 
 #[cfg(not(feature = "postgres"))]
 async fn open_postgres(_url: &str, _options: StoreOptions) -> Result<MemoryStores, String> {
-    Err("this build of memory has no PostgreSQL support: build it with the `postgres` feature".to_owned())
+    Err(
+        "this build of memory has no PostgreSQL support: build it with the `postgres` feature"
+            .to_owned(),
+    )
 }
 
 pub(crate) const SERVE_LONG_ABOUT: &str = "\

@@ -119,8 +119,8 @@ mod imp {
                 StoreStorage::local(engine, store_id, session).map_err(backend)?
             }
             Scheme::StorePostgres => {
-                let engine = postgres_engine(url, rest, postgres_options.unwrap_or_default())
-                    .await?;
+                let engine =
+                    postgres_engine(url, rest, postgres_options.unwrap_or_default()).await?;
                 StoreStorage::local(engine, store_id, session).map_err(backend)?
             }
             _ => {

@@ -318,7 +318,10 @@ mod tests {
                 "store+postgres://alice:***@db/mem#memstore_1",
             ),
             ("postgres://alice@db/mem", "postgres://alice@db/mem"),
-            ("store+http://127.0.0.1:8080#memstore_1", "store+http://127.0.0.1:8080#memstore_1"),
+            (
+                "store+http://127.0.0.1:8080#memstore_1",
+                "store+http://127.0.0.1:8080#memstore_1",
+            ),
             ("./a:b@c", "./a:b@c"),
         ] {
             let url: StoreUrl = raw.parse().unwrap();

@@ -57,4 +57,3 @@ async fn reopened_file_keeps_everything_and_refuses_foreign_files() {
     assert!(MemoryStores::open(&damaged).await.is_err());
     assert_eq!(std::fs::read(&damaged).unwrap(), header);
 }
-

@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 
 use memory_store::{
     Actor, CreateStore, ListMemories, ListStores, ListVersions, MemoryListItem, MemoryStores,
-    Operation, Precondition, StoreError, StoreOptions, Timestamp, UpdateMemory, UpdateStore,
-    View,
+    Operation, Precondition, StoreError, StoreOptions, Timestamp, UpdateMemory, UpdateStore, View,
 };
 
 use super::{engine, engine_with};

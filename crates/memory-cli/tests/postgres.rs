@@ -1,0 +1,365 @@
+//! The `memory` program on PostgreSQL (`MEMORY_TEST_POSTGRES_URL`, from
+//! scripts/pg-test-server.sh): `memory exec` processes on one `postgres://` file, and `memory
+//! serve --db postgres://...` when the database is unreachable, newer than the binary, or cuts
+//! its connections in the middle of requests. Two instances driven by the Python SDK:
+//! scripts/stores-sdk-postgres.sh.
+
+#![cfg(feature = "postgres")]
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::{answers_of, exec_command, exec_lines, feed_and_wait, line};
+use serde_json::{Value, json};
+
+const PROCESSES: usize = 8;
+const INSERTS_PER_PROCESS: usize = 100;
+
+/// `MEMORY_TEST_POSTGRES_URL`; panics, saying how to start a server, when it is unset.
+fn pg_url() -> String {
+    match std::env::var("MEMORY_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ => panic!(
+            "MEMORY_TEST_POSTGRES_URL is not set: these tests need a real PostgreSQL. Run \
+             `scripts/pg-test-server.sh run -- cargo test -p memory-cli --test postgres`"
+        ),
+    }
+}
+
+/// The password of [`pg_url`], to check that no output shows it.
+fn password() -> String {
+    let url = pg_url();
+    let rest = url.split_once("://").map_or("", |(_, r)| r);
+    let userinfo = rest.split_once('@').map_or("", |(u, _)| u);
+    let password = userinfo.split_once(':').map_or("", |(_, p)| p).to_owned();
+    assert!(password.len() >= 8, "the test URL should carry a password");
+    password
+}
+
+/// A name no other test run uses.
+fn unique(prefix: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{prefix}_{}_{}", std::process::id(), nanos % 1_000_000_000)
+}
+
+fn with_options(options: &str) -> String {
+    let url = pg_url();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}{options}")
+}
+
+fn admin() -> (tokio::runtime::Runtime, tokio_postgres::Client) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = rt.block_on(async {
+        let (client, connection) = tokio_postgres::connect(&pg_url(), tokio_postgres::NoTls)
+            .await
+            .expect("connect to the test PostgreSQL");
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        client
+    });
+    (rt, client)
+}
+
+#[test]
+fn eight_processes_inserting_into_one_file_lose_nothing() {
+    let url = with_options(&format!("schema=cli_tests&root={}", unique("inserts")));
+    let created = exec_lines(
+        &url,
+        &[line(
+            json!({"command": "create", "path": "/memories/shared.md", "file_text": "header\n"}),
+        )],
+    );
+    assert_eq!(created[0]["is_error"], json!(false), "{}", created[0]);
+    let inputs: Vec<String> = (0..PROCESSES)
+        .map(|p| {
+            (0..INSERTS_PER_PROCESS)
+                .map(|i| {
+                    line(json!({
+                        "command": "insert",
+                        "path": "/memories/shared.md",
+                        "insert_line": i % 2,
+                        "insert_text": format!("p{p}-i{i}"),
+                    })) + "\n"
+                })
+                .collect()
+        })
+        .collect();
+    // Every process first, then the input, so that their edits overlap.
+    let children: Vec<Child> = inputs
+        .iter()
+        .map(|_| exec_command(&url).spawn().expect("start memory"))
+        .collect();
+    let threads: Vec<_> = children
+        .into_iter()
+        .zip(inputs)
+        .map(|(child, input)| {
+            std::thread::spawn(move || {
+                answers_of(&feed_and_wait(child, input.as_bytes()), INSERTS_PER_PROCESS)
+            })
+        })
+        .collect();
+    for (p, t) in threads.into_iter().enumerate() {
+        for (i, a) in t.join().unwrap().iter().enumerate() {
+            assert_eq!(a["is_error"], json!(false), "process {p} insert {i}: {a}");
+        }
+    }
+    let out = Command::new(common::MEMORY)
+        .args(["cat", "/memories/shared.md", "--store", &url])
+        .env_remove("MEMORY_STORE")
+        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+        .output()
+        .expect("memory cat");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let content = String::from_utf8(out.stdout).unwrap();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for l in content.lines() {
+        *seen.entry(l).or_default() += 1;
+    }
+    assert_eq!(seen.get("header"), Some(&1));
+    for p in 0..PROCESSES {
+        for i in 0..INSERTS_PER_PROCESS {
+            let want = format!("p{p}-i{i}");
+            assert_eq!(seen.get(want.as_str()), Some(&1), "{want} lost or doubled");
+        }
+    }
+    assert_eq!(content.lines().count(), 1 + PROCESSES * INSERTS_PER_PROCESS);
+}
+
+/// Starts `memory serve --db DB`; its address, or its exit status and standard error when it
+/// does not start.
+fn serve(db: &str) -> Result<(Child, String), (i32, String)> {
+    let mut server = Command::new(common::MEMORY)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-console",
+            "--db",
+            db,
+        ])
+        .env_remove("MEMORY_STORES_DB")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    match first
+        .trim()
+        .strip_prefix("memory serve: listening on http://")
+    {
+        Some(addr) => Ok((server, addr.to_owned())),
+        None => {
+            let status = server.wait().unwrap();
+            let mut err = String::new();
+            server
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            Err((status.code().unwrap_or(-1), err))
+        }
+    }
+}
+
+fn stop(mut server: Child) {
+    let _ = Command::new("kill").arg(server.id().to_string()).status();
+    let _ = server.wait();
+}
+
+/// One HTTP request; the status and the JSON body. Panics when no answer comes within 30
+/// seconds or the connection closes without one.
+fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out)
+        .unwrap_or_else(|e| panic!("{method} {path}: no answer: {e}"));
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or_else(|| {
+        panic!("{method} {path}: the connection closed without an answer: {out:?}")
+    });
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP answer: {head}"));
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+#[test]
+fn an_unreachable_database_is_exit_2_naming_host_and_port_never_the_password() {
+    // A port nothing listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let secret = "s3cret-Pa55word";
+    let (code, err) = serve(&format!(
+        "postgres://memory:{secret}@127.0.0.1:{port}/memory_test?connect_timeout=2s"
+    ))
+    .err()
+    .expect("memory serve started without its database");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(!err.contains(secret), "the password is shown: {err}");
+    // A wrong password: refused, and not shown either.
+    let wrong = pg_url().replacen(&password(), secret, 1);
+    let (code, err) = serve(&wrong).err().expect("started with a wrong password");
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains(secret) && !err.contains(&password()), "{err}");
+}
+
+#[test]
+fn a_schema_newer_than_the_binary_is_refused_saying_which_versions() {
+    let schema = unique("newer");
+    let db = with_options(&format!("schema={schema}"));
+    let (server, _) = serve(&db).expect("memory serve on a new schema");
+    stop(server);
+    let (rt, client) = admin();
+    rt.block_on(client.execute(
+        &format!("INSERT INTO \"{schema}\".schema_migrations (version) VALUES (999)"),
+        &[],
+    ))
+    .unwrap();
+    let (code, err) = serve(&db)
+        .err()
+        .expect("memory serve started on a newer schema");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("999") && err.contains(&schema), "{err}");
+    assert!(
+        err.contains(&memory_runner::postgres::SCHEMA_VERSION.to_string()),
+        "{err}"
+    );
+    assert!(!err.contains(&password()), "{err}");
+}
+
+#[test]
+fn lost_connections_are_http_errors_and_the_server_serves_again() {
+    let app = unique("cut");
+    let db = with_options(&format!(
+        "schema=cli_serve&application_name={app}&pool_size=4"
+    ));
+    let (server, addr) = serve(&db).expect("memory serve");
+    let (status, store) = http(&addr, "POST", "/v1/memory_stores", r#"{"name":"Cut"}"#);
+    assert_eq!(status, 200, "{store}");
+    let sid = store["id"].as_str().unwrap().to_owned();
+
+    // Cut every connection of the server, again and again, while it writes.
+    let cutting = Arc::new(AtomicBool::new(true));
+    let cutter = {
+        let (cutting, app) = (Arc::clone(&cutting), app.clone());
+        std::thread::spawn(move || {
+            let (rt, client) = admin();
+            let mut cuts = 0;
+            while cutting.load(Ordering::Relaxed) {
+                let rows = rt
+                    .block_on(client.query(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+                        &[&app],
+                    ))
+                    .unwrap();
+                cuts += rows.len();
+                std::thread::sleep(Duration::from_millis(15));
+            }
+            cuts
+        })
+    };
+    let mut answered = Vec::new();
+    let mut failed = 0;
+    for i in 0..60 {
+        let body = json!({"path": format!("/m/{i}.md"), "content": format!("content {i}")});
+        let (status, answer) = http(
+            &addr,
+            "POST",
+            &format!("/v1/memory_stores/{sid}/memories"),
+            &body.to_string(),
+        );
+        match status {
+            200 => answered.push((format!("/m/{i}.md"), format!("content {i}"))),
+            500..=599 => {
+                failed += 1;
+                let text = answer.to_string();
+                assert!(!text.contains(&password()), "{text}");
+            }
+            other => panic!("write {i}: {other} {answer}"),
+        }
+    }
+    cutting.store(false, Ordering::Relaxed);
+    let cuts = cutter.join().unwrap();
+    assert!(cuts > 0, "no connection was cut");
+    assert!(failed > 0, "no request met a cut connection ({cuts} cuts)");
+
+    // Serving again within seconds.
+    let start = Instant::now();
+    loop {
+        let (status, _) = http(&addr, "GET", &format!("/v1/memory_stores/{sid}"), "");
+        if status == 200 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "still {status} after 10s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Every 200 is there; every memory is whole (its hash is its content's).
+    let (status, list) = http(
+        &addr,
+        "GET",
+        &format!("/v1/memory_stores/{sid}/memories?limit=100"),
+        "",
+    );
+    assert_eq!(status, 200, "{list}");
+    let sha = |text: &str| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()));
+    let listed: HashMap<String, String> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let path = m["path"].as_str().unwrap();
+            let i = path.trim_start_matches("/m/").trim_end_matches(".md");
+            assert_eq!(
+                m["content_sha256"],
+                json!(sha(&format!("content {i}"))),
+                "{m}"
+            );
+            (path.to_owned(), format!("content {i}"))
+        })
+        .collect();
+    for (path, content) in &answered {
+        assert_eq!(
+            listed.get(path),
+            Some(content),
+            "{path} answered 200 but is gone"
+        );
+    }
+    stop(server);
+}
