@@ -372,6 +372,22 @@ test("archive the store, then writes are refused", async () => {
   assert.equal(await page.getByRole("link", { name: "Browser notes" }).count(), 1);
 });
 
+test("delete the store by typing its name", async () => {
+  await page.goto(`${URL_}/console/stores/${state.store}`);
+  await page.getByLabel("Type the store's name to confirm").fill("browser notes");
+  await page.getByRole("button", { name: "Delete store" }).click();
+  assert.match(await text(), /Nothing was deleted: the name you typed is not the store's name/);
+  assert.equal((await api("GET", `/v1/memory_stores/${state.store}`)).status, 200);
+  await page.goto(`${URL_}/console/stores/${state.store}`);
+  await page.getByLabel("Type the store's name to confirm").fill("Browser notes");
+  await page.getByRole("button", { name: "Delete store" }).click();
+  assert.match(await text(), /The store was deleted, with all its memories and versions/);
+  assert.equal((await api("GET", `/v1/memory_stores/${state.store}`)).status, 404);
+  const gone = await page.goto(`${URL_}/console/stores/${state.store}`);
+  assert.equal(gone.status(), 404);
+  assert.match(await text(), /Not found\./);
+});
+
 test("sign out: the stores are gone again", async () => {
   await page.getByRole("button", { name: "Sign out" }).click();
   assert.match(await text(), /You are signed out/);
