@@ -315,6 +315,15 @@ impl Storage for FsStorage {
         .await
     }
 
+    /// The provided scan (list, read, rank): a folder keeps no index of its own (memory-search
+    /// adds one beside it).
+    async fn search(
+        &self,
+        query: &memory_core::search::SearchQuery,
+    ) -> Result<Vec<memory_core::search::SearchHit>> {
+        memory_core::search::scan(self, query).await
+    }
+
     fn capabilities(&self) -> memory_core::Capabilities {
         memory_core::Capabilities::FULL
     }

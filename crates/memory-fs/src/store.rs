@@ -8,6 +8,7 @@
 //! leave the root even if a link is swapped in concurrently.
 
 use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -90,15 +91,23 @@ pub(crate) fn is_temp_name(name: &str) -> bool {
 }
 
 fn temp_name() -> String {
+    // What tells this process apart from every other writer, worked out once (the process id
+    // and the time it first wrote); the counter tells this process's names apart.
+    static PROCESS: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let process = PROCESS.get_or_init(|| {
+        let mut hasher = Sha256::new();
+        hasher.update(std::process::id().to_le_bytes());
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        hasher.update(now.as_nanos().to_le_bytes());
+        hasher.update(format!("{:?}", std::thread::current().id()).as_bytes());
+        hasher.finalize().into()
+    });
     let mut hasher = Sha256::new();
-    hasher.update(std::process::id().to_le_bytes());
+    hasher.update(process);
     hasher.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    let now = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default();
-    hasher.update(now.as_nanos().to_le_bytes());
-    hasher.update(format!("{:?}", std::thread::current().id()).as_bytes());
     let digest = hex::encode(hasher.finalize());
     format!("{}{TEMP_SUFFIX}", &digest[..TEMP_HEX])
 }
@@ -540,48 +549,135 @@ impl Store {
     }
 
     /// Visits the regular files below a real folder, depth first; `visit` returns `false` to
-    /// stop. Links, special files and names no [`MemoryPath`] can hold are skipped.
+    /// stop. Links, special files and names no [`MemoryPath`] can hold are skipped. With
+    /// `with_info`, each file comes with its size and modification time (one `fstatat` each);
+    /// without, the type the folder entry records is enough (no call per file).
+    ///
+    /// The walk goes down by folder handles: each subfolder is opened relative to its parent's
+    /// handle by a single name with `O_NOFOLLOW | O_DIRECTORY`, and each file is looked at
+    /// relative to its folder's handle with `AT_SYMLINK_NOFOLLOW`, so no link is ever
+    /// followed and no path is resolved twice.
     fn walk(
         &self,
         dir: &MemoryPath,
-        visit: &mut dyn FnMut(MemoryPath, &Metadata) -> bool,
+        with_info: bool,
+        visit: &mut dyn FnMut(MemoryPath, Option<FileInfo>) -> bool,
     ) -> Result<bool, FsError> {
-        let entries = match self.root.read_dir(rel(dir)?) {
-            Ok(entries) => entries,
-            Err(e) if is_not_found(&e) => return Ok(true),
+        let Some(fd) = self.open_dir_for_walk(dir)? else {
+            return Ok(true);
+        };
+        let mut path = String::with_capacity(256);
+        path.push_str(dir.as_str());
+        self.walk_fd(fd, dir, &mut path, with_info, visit)
+    }
+
+    /// A readable handle on the real folder `dir`, or `None` if it is not there.
+    fn open_dir_for_walk(&self, dir: &MemoryPath) -> Result<Option<OwnedFd>, FsError> {
+        if dir.is_root() {
+            return match rustix::fs::openat(
+                &self.root,
+                ".",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => Ok(Some(fd)),
+                Err(e) => Err(FsError::io("list", dir, e.into())),
+            };
+        }
+        match self.beneath(dir, OFlags::RDONLY | OFlags::DIRECTORY)? {
+            Beneath::Opened(fd) => return Ok(Some(fd)),
+            Beneath::Link | Beneath::Missing | Beneath::BelowNonDir => return Ok(None),
+            Beneath::Walk => {}
+        }
+        // Without openat2: cap-std resolves inside the root (the callers checked every
+        // ancestor first).
+        let handle = match self.root.open_dir(rel(dir)?) {
+            Ok(d) => d,
+            Err(e) if is_not_found(&e) => return Ok(None),
             Err(e) => return Err(FsError::io("list", dir, e)),
         };
-        for entry in entries {
-            let entry = entry.map_err(|e| FsError::io("list", dir, e))?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else {
+        // cap-std's handle may be path-only; reading entries needs a readable one.
+        rustix::fs::openat(
+            &handle,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map(Some)
+        .map_err(|e| FsError::io("list", dir, e.into()))
+    }
+
+    fn walk_fd(
+        &self,
+        fd: OwnedFd,
+        dir: &MemoryPath,
+        path: &mut String,
+        with_info: bool,
+        visit: &mut dyn FnMut(MemoryPath, Option<FileInfo>) -> bool,
+    ) -> Result<bool, FsError> {
+        let mut entries =
+            rustix::fs::Dir::new(fd).map_err(|e| FsError::io("list", dir, e.into()))?;
+        let base_len = path.len();
+        while let Some(entry) = entries.read() {
+            let entry = match entry {
+                Ok(entry) => entry,
+                // The folder was removed while it was read: nothing more in it.
+                Err(Errno::NOENT) => break,
+                Err(e) => return Err(FsError::io("list", dir, e.into())),
+            };
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(name) else {
                 tracing::debug!(dir = %dir, "memory-fs: skipping a name that is not UTF-8");
                 continue;
             };
-            let Ok(child) = dir.join(name) else {
+            path.truncate(base_len);
+            path.push('/');
+            path.push_str(name);
+            let Ok(child) = MemoryPath::parse(path) else {
                 tracing::debug!(dir = %dir, name, "memory-fs: skipping a name no memory path can hold");
                 continue;
             };
-            let file_type = match entry.file_type() {
-                Ok(t) => t,
-                Err(e) if is_not_found(&e) => continue,
-                Err(e) => return Err(FsError::io("list", &child, e)),
-            };
-            if file_type.is_dir() {
-                if !self.walk(&child, visit)? {
-                    return Ok(false);
-                }
-            } else if file_type.is_file() {
-                let meta = match entry.metadata() {
-                    Ok(meta) => meta,
-                    Err(e) if is_not_found(&e) => continue,
-                    Err(e) => return Err(FsError::io("stat", &child, e)),
+            let dir_fd = entries
+                .fd()
+                .map_err(|e| FsError::io("list", dir, e.into()))?;
+            let mut file_type = entry.file_type();
+            let mut info = None;
+            if file_type == FileType::Unknown || (with_info && file_type == FileType::RegularFile) {
+                let st = match rustix::fs::statat(dir_fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => st,
+                    Err(Errno::NOENT | Errno::NOTDIR) => continue,
+                    Err(e) => return Err(FsError::io("stat", &child, e.into())),
                 };
-                if !visit(child, &meta) {
+                file_type = FileType::from_raw_mode(st.st_mode);
+                info = Some(FileInfo::from_stat(&st));
+            }
+            match file_type {
+                FileType::Directory => {
+                    let sub = match rustix::fs::openat(
+                        dir_fd,
+                        name,
+                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    ) {
+                        Ok(sub) => sub,
+                        // Gone, or replaced by a link or a file since it was listed.
+                        Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => continue,
+                        Err(e) => return Err(FsError::io("list", &child, e.into())),
+                    };
+                    if !self.walk_fd(sub, &child, path, with_info, visit)? {
+                        return Ok(false);
+                    }
+                }
+                FileType::RegularFile if !visit(child, info.filter(|_| with_info)) => {
                     return Ok(false);
                 }
+                _ => {}
             }
         }
+        path.truncate(base_len);
         Ok(true)
     }
 
@@ -595,7 +691,7 @@ impl Store {
     fn recount(&self) -> Result<usize, FsError> {
         let mut files = 0usize;
         let mut legacy = 0usize;
-        self.walk(&MemoryPath::root(), &mut |path, _| {
+        self.walk(&MemoryPath::root(), false, &mut |path, _| {
             files += 1;
             if path.name().is_some_and(is_legacy_temp_name) {
                 legacy += 1;
@@ -660,11 +756,16 @@ impl Store {
 
     /// Refuses a create in a store that holds `max_files` files. The count is confirmed by a
     /// walk before refusing, so files removed by hand never make a store look full.
-    fn check_room(&self, max_files: usize) -> Result<()> {
-        if self.count()? >= max_files && self.recount()? >= max_files {
-            return Err(Error::StoreFull { max_files });
+    /// Returns the count it checked.
+    fn check_room(&self, max_files: usize) -> Result<usize> {
+        let mut count = self.count()?;
+        if count >= max_files {
+            count = self.recount()?;
+            if count >= max_files {
+                return Err(Error::StoreFull { max_files });
+            }
         }
-        Ok(())
+        Ok(count)
     }
 
     /// The number of files, for [`Storage::file_count`](memory_core::Storage::file_count).
@@ -675,19 +776,11 @@ impl Store {
 
     fn has_file_below(&self, dir: &MemoryPath) -> Result<bool, FsError> {
         let mut found = false;
-        self.walk(dir, &mut |_, _| {
+        self.walk(dir, false, &mut |_, _| {
             found = true;
             false
         })?;
         Ok(found)
-    }
-
-    fn meta(path: MemoryPath, meta: &Metadata) -> FileMeta {
-        FileMeta {
-            path,
-            size: meta.len(),
-            modified: meta.modified().ok().map(|t| t.into_std()),
-        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -806,8 +899,14 @@ impl Store {
             return Ok(Vec::new());
         }
         let mut out = Vec::new();
-        self.walk(dir, &mut |path, meta| {
-            out.push(Self::meta(path, meta));
+        self.walk(dir, true, &mut |path, info| {
+            if let Some(info) = info {
+                out.push(FileMeta {
+                    path,
+                    size: info.size,
+                    modified: info.modified,
+                });
+            }
             true
         })?;
         out.sort_by(|a, b| a.path.as_str().cmp(b.path.as_str()));
@@ -897,13 +996,17 @@ impl Store {
     }
 
     /// Removes the folders above `path` that are left empty, up to (not including) the root.
-    fn prune_empty_parents(&self, path: &MemoryPath) {
+    /// Returns how many it removed.
+    fn prune_empty_parents(&self, path: &MemoryPath) -> usize {
+        let mut removed = 0;
         for dir in path.ancestors().iter().rev() {
             let Ok(r) = rel(dir) else { break };
             if self.root.remove_dir(r).is_err() {
                 break;
             }
+            removed += 1;
         }
+        removed
     }
 
     /// Removes a real folder and everything in it, never following a link (links are
@@ -1042,6 +1145,16 @@ impl Store {
     fn check_write_target(&self, path: &MemoryPath, mode: &WriteMode) -> Result<Target> {
         let exists = || Error::AlreadyExists { path: path.clone() };
         let not_found = || Error::NotFound { path: path.clone() };
+        if let WriteMode::Update(expected) = mode {
+            // The file is read whole anyway to compare versions: one open, no probe first.
+            // Only when there is no file does the probe tell why.
+            match self.read(path) {
+                Ok(current) if current.version == *expected => return Ok(Target::File),
+                Ok(_) => return Err(Error::Conflict { path: path.clone() }),
+                Err(Error::NotFound { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
         match (self.probe_unlinked(path)?, mode) {
             (Probe::BelowFile(parent), _) => Err(Error::ParentIsFile {
                 path: path.clone(),
@@ -1060,6 +1173,7 @@ impl Store {
             (Probe::File(_) | Probe::Special, WriteMode::Create) => Err(exists()),
             (Probe::Missing | Probe::Special, WriteMode::Update(_)) => Err(not_found()),
             (Probe::File(_), WriteMode::Update(expected)) => {
+                // A file appeared since the read above found none.
                 let current = self.read(path)?;
                 if current.version == *expected {
                     Ok(Target::File)
@@ -1079,8 +1193,13 @@ impl Store {
         mode: &WriteMode,
         max_files: Option<usize>,
     ) -> Result<Attempt> {
+        // An update replaces a file the caller has just read: its check (a read, to compare
+        // versions) is made once, under the lock, and its folder exists while the file does.
+        let update = matches!(mode, WriteMode::Update(_));
         // Cheap checks first, without the lock, so that refused writes create nothing.
-        self.check_write_target(path, mode)?;
+        if !update {
+            self.check_write_target(path, mode)?;
+        }
         if let Some(max_files) = max_files
             && self.read_count().is_none_or(|n| n >= max_files)
         {
@@ -1090,7 +1209,7 @@ impl Store {
             self.check_room(max_files)?;
         }
         let parent = path.parent().unwrap_or_else(MemoryPath::root);
-        let created = if self.is_real_dir(&parent)? {
+        let created = if update || self.is_real_dir(&parent)? {
             Vec::new()
         } else {
             let Some(created) = self.make_parents(path)? else {
@@ -1159,6 +1278,10 @@ impl Store {
     }
 
     /// Under the lock: checks the target again and moves the temporary file into place.
+    ///
+    /// A create is checked by the hard link itself, which fails if anything is at the target;
+    /// only then does a probe tell what is there (an empty folder tree is replaced). Other
+    /// modes probe (or, for an update, read) the target first.
     fn commit(
         &self,
         path: &MemoryPath,
@@ -1167,36 +1290,56 @@ impl Store {
         max_files: Option<usize>,
     ) -> Result<Attempt> {
         let target_rel = rel(path)?;
-        let target = self.check_write_target(path, mode)?;
-        if let Some(max_files) = max_files {
-            self.check_room(max_files)?;
-        }
+        let mut target = if matches!(mode, WriteMode::Create) {
+            Target::Absent
+        } else {
+            self.check_write_target(path, mode)?
+        };
+        let count = match max_files {
+            Some(max_files) => Some(self.check_room(max_files)?),
+            None => None,
+        };
         if target == Target::EmptyTree {
             self.remove_tree(path, &target_rel)?;
         }
         let result = match mode {
             // One step even against writers that do not take our lock: link fails if
             // anything appeared at the target.
-            WriteMode::Create => match self.temp.hard_link(temp_rel, &self.root, &target_rel) {
-                Ok(()) => {
-                    let _ = self.temp.remove_file(temp_rel);
-                    Ok(())
+            WriteMode::Create => {
+                let mut linked = self.temp.hard_link(temp_rel, &self.root, &target_rel);
+                if matches!(&linked, Err(e) if e.kind() == io::ErrorKind::AlreadyExists) {
+                    // Something is there: refused, unless it is an empty folder tree.
+                    target = self.check_write_target(path, mode)?;
+                    if target == Target::EmptyTree {
+                        self.remove_tree(path, &target_rel)?;
+                    }
+                    linked = self.temp.hard_link(temp_rel, &self.root, &target_rel);
                 }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    return Err(Error::AlreadyExists { path: path.clone() });
+                match linked {
+                    Ok(()) => {
+                        let _ = self.temp.remove_file(temp_rel);
+                        Ok(())
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                        return Err(Error::AlreadyExists { path: path.clone() });
+                    }
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::Unsupported | io::ErrorKind::PermissionDenied
+                        ) =>
+                    {
+                        // File systems without hard links: a check under the lock stands in
+                        // for the one-step create.
+                        target = self.check_write_target(path, mode)?;
+                        if target == Target::EmptyTree {
+                            self.remove_tree(path, &target_rel)?;
+                        }
+                        self.temp.rename(temp_rel, &self.root, &target_rel)
+                    }
+                    Err(e) => Err(e),
                 }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::Unsupported | io::ErrorKind::PermissionDenied
-                    ) =>
-                {
-                    // File systems without hard links: the check above, under the lock,
-                    // stands in for the one-step create.
-                    self.temp.rename(temp_rel, &self.root, &target_rel)
-                }
-                Err(e) => Err(e),
-            },
+            }
             WriteMode::Overwrite | WriteMode::Update(_) => {
                 self.temp.rename(temp_rel, &self.root, &target_rel)
             }
@@ -1204,7 +1347,11 @@ impl Store {
         match result {
             Ok(()) => {
                 if target != Target::File {
-                    self.add_to_count(1, 0);
+                    match count {
+                        // Read under this same lock hold: no need to read it again.
+                        Some(n) => self.store_count(n + 1),
+                        None => self.add_to_count(1, 0),
+                    }
                 }
                 Ok(Attempt::Done)
             }
@@ -1256,6 +1403,9 @@ impl Store {
             self.sync_dir(path)?;
             return Ok(());
         }
+        if self.delete_file_in_folder(path)? {
+            return Ok(());
+        }
         let r = rel(path)?;
         match self.probe_unlinked(path)? {
             Probe::File(_) => match self.root.remove_file(&r) {
@@ -1267,7 +1417,7 @@ impl Store {
             },
             Probe::Dir => {
                 let mut files = 0usize;
-                self.walk(path, &mut |_, _| {
+                self.walk(path, false, &mut |_, _| {
                     files += 1;
                     true
                 })?;
@@ -1282,6 +1432,48 @@ impl Store {
         self.prune_empty_parents(path);
         self.sync_dir(&self.existing_ancestor(path))?;
         Ok(())
+    }
+
+    /// Deletes `path` if it is a regular file, through one handle on its folder (opened with
+    /// `openat2`, never through a link): a look at the name, the unlink, and the sync of that
+    /// same folder. `Ok(false)` when it is anything else or `openat2` is not there: the caller
+    /// probes the path and tells why.
+    fn delete_file_in_folder(&self, path: &MemoryPath) -> Result<bool> {
+        let (Some(name), Some(parent)) = (path.name(), path.parent()) else {
+            return Ok(false);
+        };
+        let folder = if parent.is_root() {
+            None
+        } else {
+            match self.beneath(&parent, OFlags::RDONLY | OFlags::DIRECTORY)? {
+                Beneath::Opened(fd) => Some(fd),
+                _ => return Ok(false),
+            }
+        };
+        let dir = match &folder {
+            Some(fd) => fd.as_fd(),
+            None => self.root.as_fd(),
+        };
+        match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {}
+            _ => return Ok(false),
+        }
+        match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+            Ok(()) => {}
+            Err(Errno::NOENT) => return Err(Error::NotFound { path: path.clone() }),
+            Err(e) => return Err(FsError::io("delete", path, e.into()).into()),
+        }
+        self.add_to_count(0, 1);
+        if self.prune_empty_parents(path) == 0 {
+            // The folder stays: sync it through the handle already open.
+            if self.options.sync == SyncMode::Full {
+                rustix::fs::fsync(dir)
+                    .map_err(|e| FsError::io("sync folder", &parent, e.into()))?;
+            }
+        } else {
+            self.sync_dir(&self.existing_ancestor(path))?;
+        }
+        Ok(true)
     }
 
     /// The innermost ancestor of `path` that is still a folder (at worst the root).
