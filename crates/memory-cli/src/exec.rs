@@ -20,7 +20,7 @@
 
 use std::io::{Read, Write};
 
-use memory_core::{MemoryHandler, ToolOutput};
+use memory_core::{MemoryHandler, ToolContent, ToolOutput};
 use serde_json::Value;
 
 use crate::lines::{Line, MAX_LINE_BYTES, TooLong, spawn_reader};
@@ -47,39 +47,179 @@ pub async fn answer_line<H>(tool: &H, line: &[u8]) -> Value
 where
     H: MemoryHandler + ?Sized,
 {
+    answer(tool, line).await.into_json()
+}
+
+/// What answers a line: a tool's output, bare or as the `tool_result` of a `tool_use` block.
+enum Answer {
+    /// `{"content": ..., "is_error": ...}`.
+    Bare(ToolOutput),
+    /// `{"type": "tool_result", "tool_use_id": ..., "content": ...}`, `"is_error": true` only
+    /// on errors.
+    Result { id: String, output: ToolOutput },
+}
+
+impl Answer {
+    /// The answer as [`answer_line`] returns it.
+    fn into_json(self) -> Value {
+        match self {
+            Answer::Bare(output) => output.to_json(),
+            Answer::Result { id, output } => output.into_tool_result(&id),
+        }
+    }
+
+    /// Appends the answer's JSON text to `out`, the same bytes `serde_json` writes for
+    /// [`into_json`](Self::into_json)'s value, without building that value first.
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            Answer::Bare(output) => {
+                out.extend_from_slice(b"{\"content\":");
+                write_content(out, &output.content)?;
+                out.extend_from_slice(if output.is_error {
+                    b",\"is_error\":true}"
+                } else {
+                    b",\"is_error\":false}"
+                });
+            }
+            Answer::Result { id, output } => {
+                out.extend_from_slice(b"{\"type\":\"tool_result\",\"tool_use_id\":");
+                write_json_string(out, id);
+                out.extend_from_slice(b",\"content\":");
+                write_content(out, &output.content)?;
+                if output.is_error {
+                    out.extend_from_slice(b",\"is_error\":true");
+                }
+                out.push(b'}');
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_content(out: &mut Vec<u8>, content: &ToolContent) -> serde_json::Result<()> {
+    match content {
+        ToolContent::Text(text) => {
+            write_json_string(out, text);
+            Ok(())
+        }
+        ToolContent::Blocks(blocks) => serde_json::to_writer(out, blocks),
+    }
+}
+
+/// How `serde_json` escapes each byte of a string: 0 for none, the letter of a short escape
+/// (`\n`), or `u` for `\u00XX`.
+static ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+/// Whether any of the eight bytes of `chunk` needs an escape (a control byte, `"` or `\`).
+fn needs_escape(chunk: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let below_space = chunk.wrapping_sub(ONES * 0x20) & !chunk & HIGH != 0;
+    below_space
+        || has_zero(chunk ^ (ONES * u64::from(b'"')))
+        || has_zero(chunk ^ (ONES * u64::from(b'\\')))
+}
+
+/// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it (short escapes
+/// for `\b \t \n \f \r " \\`, `\u00xx` for the other control bytes, everything else as it
+/// is), skipping eight bytes at a time where nothing needs an escape.
+fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + bytes.len() / 8 + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            if !needs_escape(u64::from_le_bytes(word)) {
+                i += 8;
+                continue;
+            }
+        }
+        // Something in the next eight bytes (or in the last few) needs an escape.
+        let end = (i + 8).min(bytes.len());
+        while i < end {
+            let byte = bytes[i];
+            let escape = ESCAPE[usize::from(byte)];
+            i += 1;
+            if escape == 0 {
+                continue;
+            }
+            out.extend_from_slice(&bytes[start..i - 1]);
+            if escape == b'u' {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(byte >> 4)]);
+                out.push(HEX[usize::from(byte & 0xf)]);
+            } else {
+                out.push(b'\\');
+                out.push(escape);
+            }
+            start = i;
+        }
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Answers one input line, as [`answer_line`] does, without building its JSON value.
+async fn answer<H>(tool: &H, line: &[u8]) -> Answer
+where
+    H: MemoryHandler + ?Sized,
+{
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
         Err(e) => {
             tracing::debug!(error = %e, "input line is not JSON");
-            return ToolOutput::error(format!("Error: Invalid input line: not JSON ({e})"))
-                .to_json();
+            return Answer::Bare(ToolOutput::error(format!(
+                "Error: Invalid input line: not JSON ({e})"
+            )));
         }
     };
     match value.get("type").and_then(Value::as_str) {
-        Some("tool_use") if value.is_object() => answer_tool_use(tool, &value).await,
-        _ => tool.execute(&value).await.to_json(),
-    }
-}
-
-async fn answer_tool_use<H>(tool: &H, block: &Value) -> Value
-where
-    H: MemoryHandler + ?Sized,
-{
-    let Some(id) = block.get("id").and_then(Value::as_str) else {
-        return ToolOutput::error("Error: Invalid tool_use block: missing or invalid field `id`")
-            .to_json();
-    };
-    let output = match block.get("name").and_then(Value::as_str) {
-        Some(TOOL_NAME) => {
-            let input = block.get("input").unwrap_or(&Value::Null);
-            tool.execute(input).await
+        Some("tool_use") if value.is_object() => {
+            let Some(id) = value.get("id").and_then(Value::as_str) else {
+                return Answer::Bare(ToolOutput::error(
+                    "Error: Invalid tool_use block: missing or invalid field `id`",
+                ));
+            };
+            let output = match value.get("name").and_then(Value::as_str) {
+                Some(TOOL_NAME) => {
+                    let input = value.get("input").unwrap_or(&Value::Null);
+                    tool.execute(input).await
+                }
+                Some(other) => ToolOutput::error(format!(
+                    "Error: Unknown tool `{other}`: this program only runs the `{TOOL_NAME}` tool"
+                )),
+                None => ToolOutput::error(
+                    "Error: Invalid tool_use block: missing or invalid field `name`",
+                ),
+            };
+            Answer::Result {
+                id: id.to_owned(),
+                output,
+            }
         }
-        Some(other) => ToolOutput::error(format!(
-            "Error: Unknown tool `{other}`: this program only runs the `{TOOL_NAME}` tool"
-        )),
-        None => ToolOutput::error("Error: Invalid tool_use block: missing or invalid field `name`"),
-    };
-    output.into_tool_result(id)
+        _ => Answer::Bare(tool.execute(&value).await),
+    }
 }
 
 /// The top-level fields picked out of a line too long to read: enough to answer a `tool_use`
@@ -89,12 +229,19 @@ const TOO_LONG_FIELDS: &[&str] = &["type", "id"];
 /// Answers a line longer than [`MAX_LINE_BYTES`], which was skipped unread: an error answer, a
 /// `tool_result` when the line began as a `tool_use` block with an `id`.
 pub fn answer_too_long(line: &TooLong) -> Value {
+    too_long(line).into_json()
+}
+
+fn too_long(line: &TooLong) -> Answer {
     let output = ToolOutput::error(format!("Error: Invalid input line: {line}"));
     match (line.field("type"), line.field("id")) {
         (Some(Value::String(kind)), Some(Value::String(id))) if kind == "tool_use" => {
-            output.into_tool_result(id)
+            Answer::Result {
+                id: id.clone(),
+                output,
+            }
         }
-        _ => output.to_json(),
+        _ => Answer::Bare(output),
     }
 }
 
@@ -120,14 +267,16 @@ where
     while let Some(batch) = batches.recv().await {
         for line in batch? {
             let answer = match &line {
-                Line::Complete(line) => answer_line(tool, line).await,
+                Line::Complete(line) => answer(tool, line).await,
                 Line::TooLong(line) => {
                     tracing::debug!(bytes = line.bytes, "input line too long");
-                    answer_too_long(line)
+                    too_long(line)
                 }
             };
             bytes.clear();
-            serde_json::to_writer(&mut bytes, &answer).map_err(std::io::Error::other)?;
+            answer
+                .write_json(&mut bytes)
+                .map_err(std::io::Error::other)?;
             bytes.push(b'\n');
             output.write_all(&bytes)?;
             output.flush()?;
@@ -244,6 +393,50 @@ mod tests {
         let got = answers(b"{\"command\":\"view\",\"path\":\"/memories/\xff\"}\n").await;
         assert_eq!(got.len(), 1);
         assert_eq!(got[0]["is_error"], json!(true));
+    }
+
+    /// The answers written directly are the bytes serde_json writes for the same values.
+    #[test]
+    fn answers_are_written_as_serde_json_writes_them() {
+        let mut texts: Vec<String> = vec![
+            String::new(),
+            "plain".into(),
+            "Here's the content of /memories/a.md with line numbers:\n     1\thi \"there\"\n     2\t\\".into(),
+            (0u8..0x80).map(char::from).collect(),
+            "ünïcødé ✓ 𝄞 \u{7f}\u{80}\u{9f} end".into(),
+            "12345678\n".into(),
+            "1234567\n".into(),
+        ];
+        for n in 0..40 {
+            texts.push(format!("{}\u{1}{}\"", "x".repeat(n), "y".repeat(n % 9)));
+        }
+        for text in &texts {
+            for is_error in [false, true] {
+                let output = ToolOutput {
+                    content: ToolContent::Text(text.clone()),
+                    is_error,
+                };
+                for answer in [
+                    Answer::Bare(output.clone()),
+                    Answer::Result {
+                        id: format!("toolu_\"{text}"),
+                        output: output.clone(),
+                    },
+                ] {
+                    let mut direct = Vec::new();
+                    answer.write_json(&mut direct).unwrap();
+                    let via_value = serde_json::to_vec(&answer.into_json()).unwrap();
+                    assert_eq!(
+                        String::from_utf8(direct).unwrap(),
+                        String::from_utf8(via_value).unwrap()
+                    );
+                }
+            }
+        }
+        let image = ToolOutput::image("image/png", "aGk=".into());
+        let mut direct = Vec::new();
+        Answer::Bare(image.clone()).write_json(&mut direct).unwrap();
+        assert_eq!(direct, serde_json::to_vec(&image.to_json()).unwrap());
     }
 
     #[tokio::test]
