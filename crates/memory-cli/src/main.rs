@@ -17,6 +17,7 @@ use store_args::{Access, StoreArgs};
 #[macro_use]
 mod exit;
 mod admin;
+mod dream;
 mod jsonrpc;
 mod mcp;
 mod mounts;
@@ -106,6 +107,9 @@ enum Command {
     /// Run Claude with the memory tool over a store, until Claude is done.
     #[command(long_about = run::RUN_LONG_ABOUT)]
     Run(run::RunArgs),
+    /// Consolidate a store into another with Claude, leaving the original untouched.
+    #[command(long_about = dream::DREAM_LONG_ABOUT)]
+    Dream(dream::DreamArgs),
     /// Write a new random encryption key (64 hexadecimal characters) to FILE.
     ///
     /// The file is created with mode 0600 and never overwritten. Use it with
@@ -153,6 +157,7 @@ fn main() -> ExitCode {
         Command::Search(args) => runtime.block_on(search::run(args)),
         Command::Exec(args) => runtime.block_on(run_exec(args)),
         Command::Run(args) => runtime.block_on(run::run(args)),
+        Command::Dream(args) => runtime.block_on(dream::run(args)),
         Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Store(args) => runtime.block_on(store_admin::run(args)),
         Command::Keygen { file } => keygen(&file),

@@ -268,7 +268,7 @@ impl TextOut {
 }
 
 /// `create /memories/x.md (12 bytes): ok`, or `...: error: <first line of the answer>`.
-fn trace_line(call: &ToolCall<'_>) -> String {
+pub(crate) fn trace_line(call: &ToolCall<'_>) -> String {
     let summary = memory_call_summary(call.input);
     if !call.output.is_error {
         return format!("{summary}: ok");

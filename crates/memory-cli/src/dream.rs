@@ -1,0 +1,187 @@
+//! `memory dream`: a consolidation pass from one store into another, the source untouched.
+//!
+//! Runs Claude with the source store mounted read-only at `/memories/source` and the output
+//! store read-write at `/memories/output` (memory-runner's [`Dream`]): Claude reads the
+//! source and writes a consolidated copy (duplicates merged, contradictions resolved in
+//! favour of the newest, a clear tree). The source is opened read-only, so nothing in it
+//! changes, not even a lock file; a write Claude aims at it is refused by code.
+//!
+//! Output: standard output lists what changed in the output store, one line per file
+//! (`created /memories/x.md`, `changed ...`, `deleted ...`); standard error holds the trace
+//! line of each memory command, Claude's text (streamed unless `--no-stream`) and every
+//! diagnostic. Exit status: 0 when the dream ended, 1 when a request failed (the output keeps
+//! what was written), 2 when the key is missing or a store cannot be opened, 4 when the
+//! output already holds files and `--force` was not given.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use memory_runner::dream::{DEFAULT_DREAM_MAX_ITERATIONS, DEFAULT_DREAM_MODEL, Dream, DreamError};
+use memory_runner::{ClientBuilder, OpenOptions, StreamEvent, ToolCall};
+
+use crate::exit::Exit;
+
+pub(crate) const DREAM_LONG_ABOUT: &str = "\
+Consolidate a store into another with Claude, leaving the original untouched.
+
+Claude sees the source store read-only at /memories/source and the output
+store at /memories/output, and writes a consolidated copy: duplicates merged,
+contradictions resolved in favour of the newest, everything reorganised into a
+clear tree, for you to review. The source is opened read-only: nothing in it
+changes, not even a lock file, and a write Claude aims at it is refused.
+
+The output must be empty or new, unless --force. A versioned output store
+(store+sqlite:, store+http:) records each write as a version by the dream's
+session. A PostgreSQL or store+sqlite: store cannot be a source (opening it may
+write); read such a store over store+http (memory serve) instead.
+
+Standard output lists what changed in the output, one line per file:
+
+  created /memories/preferences.md
+  changed /memories/README.md
+  deleted /memories/old.md
+
+Standard error holds a line per memory command and Claude's text. Needs
+ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL to point elsewhere). Exit status: 0
+when the dream ended, 1 when a request failed, 2 when the key is missing or a
+store cannot be opened, 4 when the output holds files and --force was not
+given.
+
+Example:
+
+  $ memory dream --from ./memory --into ./memory-dreamed
+  $ diff -r ./memory/memories ./memory-dreamed/memories";
+
+/// Arguments of `memory dream`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct DreamArgs {
+    /// The store to consolidate (any store URL), opened read-only.
+    #[arg(long, value_name = "URL")]
+    from: String,
+
+    /// The store the consolidated copy goes into (any store URL): empty or new, unless
+    /// --force.
+    #[arg(long, value_name = "URL")]
+    into: String,
+
+    /// More instructions for Claude (after the dream's own).
+    #[arg(long, value_name = "TEXT")]
+    instructions: Option<String>,
+
+    /// The Claude model id.
+    #[arg(long, default_value = DEFAULT_DREAM_MODEL)]
+    model: String,
+
+    /// Dream into an output that already holds files (they may be changed or deleted).
+    #[arg(long)]
+    force: bool,
+
+    /// The most requests to send.
+    #[arg(long, default_value_t = DEFAULT_DREAM_MAX_ITERATIONS as u32, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_iterations: u32,
+
+    /// The session a versioned output's versions are recorded under (a new `sesn_…` id by
+    /// default).
+    #[arg(long, value_name = "ID")]
+    session_id: Option<String>,
+
+    /// Print Claude's text once each reply is complete instead of as it is written.
+    #[arg(long)]
+    no_stream: bool,
+}
+
+/// Runs `memory dream`.
+pub(crate) async fn run(args: DreamArgs) -> ExitCode {
+    let client = match ClientBuilder::from_env().build() {
+        Ok(client) => client,
+        Err(e) => {
+            eprintln!("memory: {e}");
+            return Exit::Usage.into();
+        }
+    };
+    let session_id = args
+        .session_id
+        .unwrap_or_else(memory_runner::mounts::new_session_id);
+    eprintln!("memory: dreaming as session {session_id}");
+    let mut dream = Dream::new(&args.from, &args.into)
+        .model(&args.model)
+        .max_iterations(args.max_iterations as usize)
+        .force(args.force)
+        // The program reads the backends' variables (AWS_*, MEMORY_STORE_API_KEY).
+        .source_options(OpenOptions::new().with_environment())
+        .output_options(
+            OpenOptions::new()
+                .with_environment()
+                .with_session_id(&session_id),
+        )
+        .observe(|call: &ToolCall<'_>| eprintln!("[memory] {}", crate::run::trace_line(call)));
+    if let Some(instructions) = args.instructions {
+        dream = dream.instructions(instructions);
+    }
+    if !args.no_stream {
+        // Claude's text as it is written; each reply that had text ends its line.
+        let wrote = AtomicBool::new(false);
+        dream = dream.on_event(move |event| {
+            let mut err = std::io::stderr().lock();
+            if let Some(text) = event.text_delta() {
+                wrote.store(true, Ordering::Relaxed);
+                let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+            } else if matches!(event, StreamEvent::MessageStop)
+                && wrote.swap(false, Ordering::Relaxed)
+            {
+                let _ = err.write_all(b"\n").and_then(|()| err.flush());
+            }
+        });
+    }
+    let report = match dream.run(client).await {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("memory: {}", crate::error_chain(&e));
+            return match e {
+                DreamError::Source(_) | DreamError::Output(_) | DreamError::Mounts(_) => {
+                    Exit::Usage
+                }
+                DreamError::OutputNotEmpty { .. } => Exit::Exists,
+                _ => Exit::Failed,
+            }
+            .into();
+        }
+    };
+    if args.no_stream
+        && let Some(reply) = &report.reply
+    {
+        let text = reply.text();
+        if !text.trim().is_empty() {
+            eprintln!("{}", text.trim_end());
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    for (what, paths) in [
+        ("created", &report.created),
+        ("changed", &report.changed),
+        ("deleted", &report.deleted),
+    ] {
+        for path in paths {
+            let _ = writeln!(out, "{what} {path}");
+        }
+    }
+    let _ = out.flush();
+    eprintln!(
+        "memory: the dream created {}, changed {} and deleted {} files in {} ({} requests)",
+        report.created.len(),
+        report.changed.len(),
+        report.deleted.len(),
+        args.into
+            .split_once('?')
+            .map_or(&*args.into, |(base, _)| base),
+        report.requests
+    );
+    if report.end_reason == Some(memory_runner::EndReason::MaxIterations) {
+        eprintln!(
+            "memory: stopped after {} requests (--max-iterations); the output may be unfinished",
+            report.requests
+        );
+    }
+    ExitCode::SUCCESS
+}
