@@ -225,14 +225,13 @@ fn an_unreachable_database_is_exit_2_naming_host_and_port_never_the_password() {
     let (code, err) = serve(&format!(
         "postgres://memory:{secret}@127.0.0.1:{port}/memory_test?connect_timeout=2s"
     ))
-    .err()
-    .expect("memory serve started without its database");
+    .expect_err("memory serve started without its database");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
     assert!(!err.contains(secret), "the password is shown: {err}");
     // A wrong password: refused, and not shown either.
     let wrong = pg_url().replacen(&password(), secret, 1);
-    let (code, err) = serve(&wrong).err().expect("started with a wrong password");
+    let (code, err) = serve(&wrong).expect_err("started with a wrong password");
     assert_eq!(code, 2, "{err}");
     assert!(!err.contains(secret) && !err.contains(&password()), "{err}");
 }
@@ -249,9 +248,7 @@ fn a_schema_newer_than_the_binary_is_refused_saying_which_versions() {
         &[],
     ))
     .unwrap();
-    let (code, err) = serve(&db)
-        .err()
-        .expect("memory serve started on a newer schema");
+    let (code, err) = serve(&db).expect_err("memory serve started on a newer schema");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("999") && err.contains(&schema), "{err}");
     assert!(

@@ -64,7 +64,7 @@ fn command(name: &str, i: u64) -> Value {
             json!({"command": "create", "path": format!("/memories/new/{i}.md"), "file_text": "new\n"})
         }
         "str_replace" => {
-            let (old, new) = if i % 2 == 0 { ("a", "b") } else { ("b", "a") };
+            let (old, new) = if i.is_multiple_of(2) { ("a", "b") } else { ("b", "a") };
             json!({"command": "str_replace", "path": "/memories/f/000.md",
                    "old_str": format!("counter: {old}"), "new_str": format!("counter: {new}")})
         }
@@ -73,7 +73,7 @@ fn command(name: &str, i: u64) -> Value {
                            "insert_line": 1, "insert_text": "line"}),
         "delete" => json!({"command": "delete", "path": format!("/memories/del/{i}.md")}),
         "rename" => {
-            let (from, to) = if i % 2 == 0 {
+            let (from, to) = if i.is_multiple_of(2) {
                 ("002", "moved")
             } else {
                 ("moved", "002")
