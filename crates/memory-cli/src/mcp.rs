@@ -31,7 +31,7 @@ use crate::store_args::{Access, StoreArgs};
 pub(crate) const TOOL_NAME: &str = "memory";
 
 /// The search tool's name.
-pub(crate) const SEARCH_TOOL_NAME: &str = "memory_search";
+pub(crate) const SEARCH_TOOL_NAME: &str = memory_core::search::TOOL_NAME;
 
 pub(crate) const MCP_LONG_ABOUT: &str = "\
 Serve the memory tool to an MCP client (Claude Code, Claude Desktop, an IDE) over
@@ -208,112 +208,42 @@ impl MemoryServer {
     /// Runs one `memory_search` call: the hits as text for the model and as
     /// `structuredContent` `{"results": [...]}`; a bad query, path or limit, or a store
     /// failure, is an error result (`isError`) whose text says what to change.
-    pub(crate) async fn search(&self, input: &JsonObject) -> CallToolResult {
-        match self.search_hits(input).await {
-            Ok((query, hits)) => {
-                let text = if hits.is_empty() {
-                    format!("No files match {query:?}.")
-                } else {
-                    format!(
-                        "{} file{} match {query:?}, best first (path, line numbers as `view` shows them, then a snippet):\n\n{}",
-                        hits.len(),
-                        if hits.len() == 1 { "" } else { "s" },
-                        crate::search::hits_text(&hits).trim_end()
-                    )
-                };
+    pub(crate) async fn search(&self, input: JsonObject) -> CallToolResult {
+        let query = match memory_core::search::parse_tool_input(&Value::Object(input)) {
+            Ok(query) => query,
+            Err(message) => {
+                return CallToolResult::error(vec![ContentBlock::text(format!(
+                    "Error: {message}"
+                ))]);
+            }
+        };
+        match crate::search::run_query(self.tool.storage().as_ref(), &query).await {
+            Ok(hits) => {
+                tracing::debug!(hits = hits.len(), "memory_search answered");
+                let text = memory_core::search::tool_result_text(&query, &hits);
                 let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
                 result.structured_content =
                     Some(json!({"results": crate::search::hits_json(&hits)}));
                 result
             }
-            Err(message) => {
-                CallToolResult::error(vec![ContentBlock::text(format!("Error: {message}"))])
-            }
+            Err(failure) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "Error: {}",
+                failure.message
+            ))]),
         }
-    }
-
-    async fn search_hits(
-        &self,
-        input: &JsonObject,
-    ) -> Result<(String, Vec<memory_core::search::SearchHit>), String> {
-        let query = match input.get("query") {
-            Some(Value::String(query)) => query.clone(),
-            Some(_) => return Err("`query` must be a string".to_owned()),
-            None => return Err("missing field `query`".to_owned()),
-        };
-        let under = match input.get("path") {
-            None | Some(Value::Null) => memory_core::MemoryPath::root(),
-            Some(Value::String(raw)) => crate::admin::parse_path(raw).map_err(|f| f.message)?,
-            Some(_) => return Err("`path` must be a string".to_owned()),
-        };
-        let limit = match input.get("limit") {
-            None | Some(Value::Null) => memory_core::search::DEFAULT_LIMIT,
-            Some(value) => value
-                .as_u64()
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| "`limit` must be a whole number from 1 to 100".to_owned())?,
-        };
-        let parsed = crate::search::build_query(&query, under, limit)
-            .map_err(|e| crate::search::invalid_query(e).message)?;
-        let hits = crate::search::run_query(self.tool.storage().as_ref(), &parsed)
-            .await
-            .map_err(|f| f.message)?;
-        tracing::debug!(hits = hits.len(), "memory_search answered");
-        Ok((query, hits))
-    }
-}
-
-/// What the model reads about the search tool: what it finds, and when to use it.
-const SEARCH_DESCRIPTION: &str = "\
-Search your memory directory (/memories) by keywords and get the best-matching files first, \
-each with its path, the line numbers of the matches (as `view` numbers them) and a snippet.
-
-Use it when you need a note whose path you do not know or remember: search for a few \
-distinctive words instead of viewing folder after folder and opening files one by one. Then \
-`view` the files it finds (with view_range around the lines given) before relying on them.
-
-Query syntax: words (a file must hold all of them; case and accents do not matter), \
-\"exact phrases\" in double quotes, and deploy* for any word starting with deploy. Hidden files \
-and node_modules are not searched, as `view` leaves them out. Optional: path, a folder to \
-search in (default /memories); limit, the most hits (1-100, default 10).";
-
-/// The JSON schema of the search tool's input.
-pub(crate) fn search_input_schema() -> JsonObject {
-    let (min, max) = crate::search::LIMIT_RANGE;
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "query": {
-                "type": "string",
-                "description": "Words to find (all must occur), \"exact phrases\" in double quotes, prefix* words.",
-                "examples": ["deploy checklist", "\"release notes\" v2*"]
-            },
-            "path": {
-                "type": "string",
-                "description": "Only files at or below this folder, starting with /memories (default /memories).",
-                "examples": ["/memories", "/memories/projects"]
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": min,
-                "maximum": max,
-                "description": "The most hits to return, best first (default 10)."
-            }
-        },
-        "required": ["query"]
-    });
-    match schema {
-        Value::Object(object) => object,
-        _ => JsonObject::new(),
     }
 }
 
 /// The search tool as `tools/list` shows it: read-only, whatever the store.
 pub(crate) fn search_tool_definition() -> Tool {
+    let schema = match memory_core::search::tool_input_schema() {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    };
     Tool::new(
         SEARCH_TOOL_NAME,
-        SEARCH_DESCRIPTION,
-        Arc::new(search_input_schema()),
+        memory_core::search::TOOL_DESCRIPTION,
+        Arc::new(schema),
     )
     .with_title("Memory search")
     .with_annotations(
@@ -515,7 +445,7 @@ impl ServerHandler for MemoryServer {
     ) -> Result<CallToolResponse, ErrorData> {
         if request.name == SEARCH_TOOL_NAME {
             let input = request.arguments.unwrap_or_default();
-            return Ok(self.search(&input).await.into());
+            return Ok(self.search(input).await.into());
         }
         if request.name != TOOL_NAME {
             return Err(ErrorData::invalid_params(

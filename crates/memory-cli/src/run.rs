@@ -100,6 +100,11 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     compact: bool,
 
+    /// Also give Claude the `memory_search` tool: keyword search over the store, so it can
+    /// find a note without viewing folder after folder.
+    #[arg(long)]
+    search: bool,
+
     #[command(flatten)]
     mounts: crate::mounts::MountArgs,
 
@@ -157,6 +162,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         max_iterations: args.max_iterations,
         stream: !args.no_stream,
         editing,
+        search: args.search,
     };
     converse(client, request, MemoryTool::new(store), settings).await
 }
@@ -166,6 +172,7 @@ struct Settings {
     max_iterations: u32,
     stream: bool,
     editing: ContextManagement,
+    search: bool,
 }
 
 async fn converse(
@@ -174,6 +181,9 @@ async fn converse(
     tool: MemoryTool<std::sync::Arc<dyn memory_core::Storage>>,
     settings: Settings,
 ) -> ExitCode {
+    let search = settings
+        .search
+        .then(|| memory_runner::SearchTool::new(tool.storage().clone()));
     let traced = Observed::new(tool, |call: &ToolCall<'_>| {
         eprintln!("[memory] {}", trace_line(call));
     });
@@ -182,6 +192,9 @@ async fn converse(
         .tool(traced)
         .max_iterations(settings.max_iterations as usize)
         .context_management(settings.editing);
+    if let Some(search) = search {
+        runner = runner.tool(search);
+    }
     if settings.stream {
         let out = Arc::clone(&out);
         runner = runner.on_event(move |event| {

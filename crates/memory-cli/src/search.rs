@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use memory_core::search::{DEFAULT_LIMIT, MAX_LIMIT, QueryError, SearchHit, SearchQuery};
+use memory_core::search::{DEFAULT_LIMIT, QueryError, SearchHit, SearchQuery};
 use memory_core::{Error, MemoryPath, Storage};
 use serde_json::{Value, json};
 
@@ -81,7 +81,7 @@ async fn search(args: SearchArgs) -> Result<(), Failure> {
     let mut text = if args.json {
         json!({"query": query.text(), "results": hits}).to_string()
     } else {
-        hits_text(&hits)
+        memory_core::search::render_hits(&hits)
     };
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
@@ -115,32 +115,10 @@ pub(crate) async fn run_query(
     })
 }
 
-/// The hits as text, best first: `PATH  lines 3, 7` then the snippet, indented; empty when
-/// nothing matched. (Scores are in the JSON only: each engine has its own scale.)
-pub(crate) fn hits_text(hits: &[SearchHit]) -> String {
-    let mut out = String::new();
-    for hit in hits {
-        let lines: Vec<String> = hit.lines.iter().map(ToString::to_string).collect();
-        let label = if hit.lines.len() == 1 {
-            "line"
-        } else {
-            "lines"
-        };
-        out.push_str(&format!("{}  {label} {}\n", hit.path, lines.join(", ")));
-        if !hit.snippet.is_empty() {
-            out.push_str(&format!("    {}\n", hit.snippet));
-        }
-    }
-    out
-}
-
 /// The hits as the JSON array of `--json` and of the MCP tool's `structuredContent`.
 pub(crate) fn hits_json(hits: &[SearchHit]) -> Value {
     json!(hits)
 }
-
-/// The limits of a search's `limit`, for the MCP tool's schema.
-pub(crate) const LIMIT_RANGE: (usize, usize) = (1, MAX_LIMIT);
 
 #[cfg(test)]
 mod tests {
@@ -156,19 +134,6 @@ mod tests {
     }
 
     #[test]
-    fn text_lists_path_lines_score_and_snippet() {
-        let text = hits_text(&[
-            hit("/memories/a.md", vec![3, 7], "the match"),
-            hit("/memories/b.md", vec![1], "x"),
-        ]);
-        assert_eq!(
-            text,
-            "/memories/a.md  lines 3, 7\n    the match\n/memories/b.md  line 1\n    x\n"
-        );
-        assert_eq!(hits_text(&[]), "");
-    }
-
-    #[test]
     fn json_has_exactly_the_documented_fields() {
         let value = hits_json(&[hit("/memories/a.md", vec![3], "s")]);
         assert_eq!(
@@ -180,10 +145,10 @@ mod tests {
     #[test]
     fn bad_queries_and_limits_are_usage_errors() {
         let root = MemoryPath::root();
-        for (text, limit) in [("\"open", 10), ("", 10), ("ok", 0), ("ok", MAX_LIMIT + 1)] {
+        for (text, limit) in [("\"open", 10), ("", 10), ("ok", 0), ("ok", 101)] {
             let e = build_query(text, root.clone(), limit).unwrap_err();
             assert_eq!(invalid_query(e).exit, Exit::Usage);
         }
-        assert!(build_query("ok", root, MAX_LIMIT).is_ok());
+        assert!(build_query("ok", root, 100).is_ok());
     }
 }

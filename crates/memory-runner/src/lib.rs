@@ -10,6 +10,7 @@ pub mod dream;
 #[cfg(feature = "search-index")]
 mod indexing;
 mod options;
+mod search_tool;
 pub mod store;
 mod stores;
 #[cfg(feature = "testing")]
@@ -34,6 +35,7 @@ pub use store::{
     BoxError, OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes, open,
     open_url, open_with,
 };
+pub use search_tool::SearchTool;
 pub use stores::STORE_API_KEY_VAR;
 
 /// The memory tool and everything below it, so one dependency is enough.

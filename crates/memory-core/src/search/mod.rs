@@ -12,6 +12,9 @@
 //!   names and `node_modules` are skipped, as `view` skips them), whose content is UTF-8
 //!   ([`searchable_text`]).
 //! - Words are compared as [`tokenize`] folds them (Unicode words, no case, no diacritics).
+//! - The search *tool* ([`TOOL_NAME`], [`TOOL_DESCRIPTION`], [`tool_input_schema`],
+//!   [`parse_tool_input`], [`tool_result_text`]) is written here once for every surface that
+//!   offers it to Claude (an MCP server, a Messages API tool runner).
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -31,6 +34,7 @@ mod bm25;
 mod query;
 mod text;
 mod tokenize;
+mod tool;
 
 use std::cmp::Ordering;
 
@@ -45,6 +49,9 @@ pub use text::{
     Excerpt, MAX_HIT_LINES, SNIPPET_CHARS, excerpt, excerpt_tokens, is_searchable, searchable_text,
 };
 pub use tokenize::{Token, fold, tokenize};
+pub use tool::{
+    TOOL_DESCRIPTION, TOOL_NAME, parse_tool_input, render_hits, tool_input_schema, tool_result_text,
+};
 
 use crate::{Error, MemoryPath, Result, Storage};
 
