@@ -187,6 +187,44 @@ async fn everything_round_trips_between_instances() {
     ));
 }
 
+/// A write holds its store's row, not the schema: a writer of one store waits for another
+/// writer of that store, never for a writer of a different one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_holds_its_own_store_only() {
+    let (schema, [a, b]) = engines(StoreOptions::default()).await;
+    let (held, free) = (new_store(&a).await, new_store(&a).await);
+    // An open transaction holding `held`'s row, as a writer of it does.
+    let mut admin = common::admin().await;
+    let tx = admin.transaction().await.unwrap();
+    tx.execute(
+        &format!("SELECT 1 FROM \"{schema}\".stores WHERE id = $1 FOR UPDATE"),
+        &[&held],
+    )
+    .await
+    .unwrap();
+    let bound = std::time::Duration::from_secs(10);
+    tokio::time::timeout(bound, b.create_memory(&free, "/x.md", "x", None))
+        .await
+        .expect("a write to another store waited for the held one")
+        .unwrap();
+    let waiting = tokio::spawn({
+        let (b, held) = (b.clone(), held.clone());
+        async move { b.create_memory(&held, "/y.md", "y", None).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        !waiting.is_finished(),
+        "a write to a held store did not wait"
+    );
+    tx.rollback().await.unwrap();
+    let made = tokio::time::timeout(bound, waiting)
+        .await
+        .expect("the write still waits after the holder ended")
+        .unwrap()
+        .unwrap();
+    assert_eq!(made.path, "/y.md");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_memory_limit_is_exact_across_instances() {
     const MAX: u64 = 25;
