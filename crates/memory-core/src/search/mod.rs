@@ -4,7 +4,7 @@
 //! - [`SearchQuery`] (text, folder, limit) parses its text into a [`ParsedQuery`] when made:
 //!   bare words AND-ed, `"exact phrases"`, `prefix*` words; a query that cannot be parsed is a
 //!   [`QueryError`], never a panic.
-//! - [`Storage::search`](crate::Storage::search) answers it with ranked [`SearchHit`]s. Its
+//! - [`Storage::search`] answers it with ranked [`SearchHit`]s. Its
 //!   provided method is [`scan`]: list, read each searchable file, rank with [`Bm25Index`].
 //!   Backends with an index of their own override it and build each hit's lines and snippet
 //!   with [`excerpt`], so hits look the same everywhere.
