@@ -1,5 +1,5 @@
-//! The portable archive of `memory export` / `memory import` (format `memory-archive`,
-//! version 1), as the console writes and reads it.
+//! The portable archive of a store's files (format `memory-archive`, version 1), written and
+//! read by `memory export` / `memory import` and by the web console of `memory serve`.
 //!
 //! JSON Lines: a header, one line per file, an end line with the counts.
 //!
@@ -16,18 +16,20 @@
 //! counts (so a truncated archive is refused).
 //!
 //! ```
-//! use memory_server::archive;
+//! use memory_core::archive;
 //!
 //! let mut text = archive::header_line("2026-01-01T00:00:00Z");
 //! text += &archive::file_line("/memories/a.md", b"hello\n", None);
 //! text += &archive::end_line(1, 6);
 //! let files = archive::parse(text.as_bytes()).unwrap();
-//! assert_eq!(files[0].path, "/memories/a.md");
+//! assert_eq!(files[0].path.as_str(), "/memories/a.md");
 //! assert_eq!(files[0].contents, b"hello\n");
 //! assert!(archive::parse(b"{\"type\":\"header\"}\n").is_err());
 //! ```
 
 use std::collections::BTreeSet;
+
+use crate::{MemoryPath, PathError};
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -43,9 +45,8 @@ pub const ROOT: &str = "/memories";
 /// One file of a verified archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArchivedFile {
-    /// Its path, `/memories/...` (checked only for that prefix: the caller applies the rules
-    /// of the store it writes to).
-    pub path: String,
+    /// Its path, below `/memories` (checked against the memory tool's path rules).
+    pub path: MemoryPath,
     /// The 1-based line of the archive it is on (for messages about it).
     pub line: usize,
     /// Its bytes.
@@ -183,19 +184,13 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<ArchivedFile>, ArchiveError> {
             "no end line: the archive is truncated",
         ));
     }
+    // A path cannot be both a file and a folder.
     for f in &files {
-        let mut at = f.path.len();
-        while let Some(i) = f.path[..at].rfind('/') {
-            if i <= ROOT.len() {
-                break;
-            }
-            if seen.contains(&f.path[..i]) {
-                return Err(bad(
-                    f.line,
-                    format!("{} is a file and also holds {}", &f.path[..i], f.path),
-                ));
-            }
-            at = i;
+        if let Some(dir) = f.path.ancestors().into_iter().find(|a| seen.contains(a)) {
+            return Err(bad(
+                f.line,
+                format!("{dir} is a file and also holds {}", f.path),
+            ));
         }
     }
     Ok(files)
@@ -216,10 +211,19 @@ fn file(n: usize, value: &Map<String, Value>) -> Result<ArchivedFile, ArchiveErr
             .and_then(Value::as_str)
             .ok_or_else(|| bad(n, format!("missing or invalid field `{name}`")))
     };
-    let path = field("path")?;
-    match path.strip_prefix(ROOT) {
-        Some(rest) if rest.len() > 1 && rest.starts_with('/') => {}
-        _ => return Err(bad(n, format!("{path} is not a file under {ROOT}"))),
+    let path = MemoryPath::parse(field("path")?).map_err(|e| {
+        bad(
+            n,
+            match e {
+                PathError::OutsideRoot { raw } => {
+                    format!("{raw} is not a file under {ROOT}: a path must start with {ROOT}")
+                }
+                PathError::Invalid { raw, reason } => format!("invalid path {raw}: {reason}"),
+            },
+        )
+    })?;
+    if path.is_root() {
+        return Err(bad(n, format!("{ROOT} itself cannot be a file")));
     }
     let data = field("data")?;
     let contents = match field("encoding")? {
@@ -249,7 +253,7 @@ fn file(n: usize, value: &Map<String, Value>) -> Result<ArchivedFile, ArchiveErr
         ));
     }
     Ok(ArchivedFile {
-        path: path.to_owned(),
+        path,
         line: n,
         contents,
     })

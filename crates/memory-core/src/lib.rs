@@ -3,6 +3,7 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+pub mod archive;
 mod capabilities;
 mod command;
 #[cfg(any(feature = "conformance", test))]

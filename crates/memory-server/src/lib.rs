@@ -4,7 +4,6 @@
 #![forbid(unsafe_code)]
 
 mod api;
-pub mod archive;
 mod auth;
 mod conn;
 mod console;

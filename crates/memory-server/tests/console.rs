@@ -688,8 +688,8 @@ async fn console_actions_are_the_apis() {
     // Export, then import into a second store.
     let export = b.get(&format!("{store_page}/export")).await;
     assert_eq!(export.status, 200);
-    let files = memory_server::archive::parse(export.body.as_bytes()).unwrap();
-    assert_eq!(files[0].path, "/memories/notes/a.md");
+    let files = memory_core::archive::parse(export.body.as_bytes()).unwrap();
+    assert_eq!(files[0].path.as_str(), "/memories/notes/a.md");
     let r = b
         .post("/console/stores", &[("csrf", &csrf), ("name", "Copy")])
         .await;

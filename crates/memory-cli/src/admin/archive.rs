@@ -9,28 +9,22 @@
 //! {"type":"end","files":2,"bytes":74}
 //! ```
 //!
-//! Text files are stored as text (`utf-8`), anything else as `base64`. Import checks the
-//! whole archive before it writes anything: the header and version, every path, every size
-//! and SHA-256, duplicate paths, and the end line's counts (so a truncated archive is refused).
-//! Modification times are recorded for reference; an import cannot set them (the store stamps
-//! each file when it is written).
+//! The format is written and checked by [`memory_core::archive`] (the web console of `memory
+//! serve` uses the same module). Import checks the whole archive before it writes anything:
+//! the header and version, every path (here also against the memory tool's path rules), every
+//! size and SHA-256, duplicate paths, and the end line's counts (so a truncated archive is
+//! refused). Modification times are recorded for reference; an import cannot set them (the
+//! store stamps each file when it is written).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 
-use base64::Engine as _;
+use memory_core::archive;
 use memory_core::{Entry, Error, FileMeta, MemoryPath, Storage, WriteMode};
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::progress::Progress;
 use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, time};
-
-/// The archive format's name, in the header line.
-const FORMAT: &str = "memory-archive";
-/// The archive format version this program writes and reads.
-const VERSION: u64 = 1;
 
 pub(crate) const EXPORT_LONG_ABOUT: &str = "\
 Write the whole store as a portable archive: JSON Lines, one line per file, with its
@@ -198,12 +192,7 @@ async fn write_archive<W: AsyncWrite + Unpin>(
     quiet: bool,
 ) -> Result<Written, WriteFailure> {
     let mut progress = Progress::stderr("export", files.len() as u64, quiet);
-    let header = json!({
-        "type": "header",
-        "format": FORMAT,
-        "version": VERSION,
-        "created": time::rfc3339(std::time::SystemTime::now()),
-    });
+    let header = archive::header_line(&time::rfc3339(std::time::SystemTime::now()));
     write_line(out, &header).await?;
     let mut written = Written::default();
     for meta in files {
@@ -221,199 +210,34 @@ async fn write_archive<W: AsyncWrite + Unpin>(
                 )));
             }
         };
-        write_line(out, &file_line(&meta.path, &contents, meta.modified)).await?;
+        let modified = meta.modified.map(time::rfc3339);
+        let line = archive::file_line(meta.path.as_str(), &contents, modified.as_deref());
+        write_line(out, &line).await?;
         written.files += 1;
         written.bytes += contents.len() as u64;
         progress.inc();
     }
-    let end = json!({"type": "end", "files": written.files, "bytes": written.bytes});
-    write_line(out, &end).await?;
+    write_line(out, &archive::end_line(written.files, written.bytes)).await?;
     out.flush().await.map_err(WriteFailure::Output)?;
     progress.finish();
     Ok(written)
 }
 
-async fn write_line<W: AsyncWrite + Unpin>(out: &mut W, value: &Value) -> Result<(), WriteFailure> {
-    let mut line = value.to_string();
-    line.push('\n');
+async fn write_line<W: AsyncWrite + Unpin>(out: &mut W, line: &str) -> Result<(), WriteFailure> {
     out.write_all(line.as_bytes())
         .await
         .map_err(WriteFailure::Output)
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
-
-fn file_line(path: &MemoryPath, contents: &[u8], modified: Option<std::time::SystemTime>) -> Value {
-    let (encoding, data) = match std::str::from_utf8(contents) {
-        Ok(text) => ("utf-8", text.to_owned()),
-        Err(_) => (
-            "base64",
-            base64::engine::general_purpose::STANDARD.encode(contents),
-        ),
-    };
-    json!({
-        "type": "file",
-        "path": path.as_str(),
-        "size": contents.len(),
-        "sha256": sha256_hex(contents),
-        "modified": modified.map(time::rfc3339),
-        "encoding": encoding,
-        "data": data,
+/// Parses and verifies a whole archive ([`archive::parse`]: format, path rules, sizes,
+/// checksums, counts), so nothing is written unless every file can be.
+pub(crate) fn parse_archive(bytes: &[u8]) -> Result<Vec<archive::ArchivedFile>, Failure> {
+    archive::parse(bytes).map_err(|e| {
+        Failure::new(
+            Exit::BadArchive,
+            format!("the archive is not valid: {e}; nothing was imported"),
+        )
     })
-}
-
-/// One file of a verified archive.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ArchivedFile {
-    pub(crate) path: MemoryPath,
-    pub(crate) contents: Vec<u8>,
-}
-
-fn bad(line: usize, what: impl std::fmt::Display) -> Failure {
-    Failure::new(
-        Exit::BadArchive,
-        format!("the archive is not valid: line {line}: {what}; nothing was imported"),
-    )
-}
-
-/// Parses and verifies a whole archive.
-pub(crate) fn parse_archive(bytes: &[u8]) -> Result<Vec<ArchivedFile>, Failure> {
-    let mut lines = bytes
-        .split(|b| *b == b'\n')
-        .enumerate()
-        .map(|(i, line)| (i + 1, line.strip_suffix(b"\r").unwrap_or(line)))
-        .filter(|(_, line)| !line.iter().all(u8::is_ascii_whitespace));
-    let Some((n, first)) = lines.next() else {
-        return Err(bad(1, "the archive is empty"));
-    };
-    let header = parse_object(n, first)?;
-    if header.get("type").and_then(Value::as_str) != Some("header")
-        || header.get("format").and_then(Value::as_str) != Some(FORMAT)
-    {
-        return Err(bad(n, "not a memory archive (no memory-archive header)"));
-    }
-    match header.get("version").and_then(Value::as_u64) {
-        Some(VERSION) => {}
-        Some(v) if v > VERSION => {
-            return Err(bad(
-                n,
-                format!(
-                    "archive version {v} was written by a newer memory; this one reads version {VERSION}"
-                ),
-            ));
-        }
-        _ => return Err(bad(n, "missing or unknown archive version")),
-    }
-    let mut files: Vec<ArchivedFile> = Vec::new();
-    let mut seen = BTreeSet::new();
-    let mut total_bytes: u64 = 0;
-    let mut ended = false;
-    for (n, line) in lines {
-        if ended {
-            return Err(bad(n, "data after the end line"));
-        }
-        let value = parse_object(n, line)?;
-        match value.get("type").and_then(Value::as_str) {
-            Some("file") => {
-                let file = parse_file(n, &value)?;
-                if !seen.insert(file.path.clone()) {
-                    return Err(bad(n, format!("{} appears twice", file.path)));
-                }
-                total_bytes += file.contents.len() as u64;
-                files.push(file);
-            }
-            Some("end") => {
-                let count = value.get("files").and_then(Value::as_u64);
-                let bytes = value.get("bytes").and_then(Value::as_u64);
-                if count != Some(files.len() as u64) || bytes != Some(total_bytes) {
-                    return Err(bad(
-                        n,
-                        format!(
-                            "the end line counts do not match ({} files, {total_bytes} bytes read)",
-                            files.len()
-                        ),
-                    ));
-                }
-                ended = true;
-            }
-            _ => return Err(bad(n, "unknown line type")),
-        }
-    }
-    if !ended {
-        return Err(bad(
-            bytes.split(|b| *b == b'\n').count(),
-            "no end line: the archive is truncated",
-        ));
-    }
-    // A path cannot be both a file and a directory.
-    for file in &files {
-        if let Some(dir) = file.path.ancestors().into_iter().find(|a| seen.contains(a)) {
-            return Err(Failure::new(
-                Exit::BadArchive,
-                format!(
-                    "the archive is not valid: {dir} is a file and also holds {}; nothing was imported",
-                    file.path
-                ),
-            ));
-        }
-    }
-    Ok(files)
-}
-
-fn parse_object(n: usize, line: &[u8]) -> Result<serde_json::Map<String, Value>, Failure> {
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(object)) => Ok(object),
-        Ok(_) => Err(bad(n, "not a JSON object")),
-        Err(e) => Err(bad(n, format!("not JSON ({e})"))),
-    }
-}
-
-fn parse_file(n: usize, value: &serde_json::Map<String, Value>) -> Result<ArchivedFile, Failure> {
-    let field = |name: &str| {
-        value
-            .get(name)
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad(n, format!("missing or invalid field `{name}`")))
-    };
-    let raw_path = field("path")?;
-    let path = MemoryPath::parse(raw_path).map_err(|e| {
-        let text = e.to_string();
-        bad(n, text.strip_prefix("Error: ").unwrap_or(&text).to_owned())
-    })?;
-    if path.is_root() {
-        return Err(bad(n, "/memories itself cannot be a file"));
-    }
-    let data = field("data")?;
-    let contents = match field("encoding")? {
-        "utf-8" => data.as_bytes().to_vec(),
-        "base64" => base64::engine::general_purpose::STANDARD
-            .decode(data)
-            .map_err(|e| bad(n, format!("bad base64 data for {path} ({e})")))?,
-        other => return Err(bad(n, format!("unknown encoding `{other}`"))),
-    };
-    let size = value
-        .get("size")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| bad(n, "missing or invalid field `size`"))?;
-    if size != contents.len() as u64 {
-        return Err(bad(
-            n,
-            format!(
-                "{path} should be {size} bytes but its data is {}",
-                contents.len()
-            ),
-        ));
-    }
-    let expected = field("sha256")?;
-    if !expected.eq_ignore_ascii_case(&sha256_hex(&contents)) {
-        return Err(bad(
-            n,
-            format!("the SHA-256 of {path} does not match its data"),
-        ));
-    }
-    Ok(ArchivedFile { path, contents })
 }
 
 pub(crate) async fn import(args: ImportArgs) -> Outcome {

@@ -16,7 +16,7 @@ use memory_store::{
 use super::html::{self, count, esc, q, seg, size};
 use super::{Viewer, diff, error_box, read_post, redirect, session, viewer};
 use crate::api::App;
-use crate::archive;
+use memory_core::archive;
 
 /// Most memories the store page lists (the tree of a larger store is cut, and says so).
 const TREE_MAX: usize = 5_000;
@@ -1466,7 +1466,7 @@ pub(crate) async fn import(
             };
             let mut plan = Vec::with_capacity(files.len());
             for f in files {
-                let path = f.path[archive::ROOT.len()..].to_owned();
+                let path = f.path.as_str()[archive::ROOT.len()..].to_owned();
                 if let Err(e) = memory_store::validate_path(&path) {
                     return no(
                         StatusCode::BAD_REQUEST,
