@@ -587,9 +587,8 @@ fn a_bad_session_id_exits_2_on_every_backend() {
         "mem:".to_owned(),
         dir.path().join("plain").display().to_string(),
     ];
-    if let Ok(url) = std::env::var("MEMORY_TEST_POSTGRES_URL") {
-        stores.push(format!("store+{url}#{notes}"));
-    }
+    // Refused before anything is opened: no database needs to listen there.
+    stores.push(format!("store+postgres://u@127.0.0.1:9/db#{notes}"));
     for store in &stores {
         for how in ["--store", "--mount"] {
             let spec = if how == "--mount" && !store.starts_with("store+") {
@@ -700,7 +699,11 @@ fn mcp_search_finds_a_file_in_each_mounted_store() {
     let handbook = server.create_store("Team Handbook", "");
     let notes = server.create_store("User Notes", "");
     for (store, path, content) in [
-        (&handbook, "/deploy.md", "Each deploy goes out on Tuesdays.\n"),
+        (
+            &handbook,
+            "/deploy.md",
+            "Each deploy goes out on Tuesdays.\n",
+        ),
         (&notes, "/todo/deploy.md", "Ask about the Tuesday deploy.\n"),
         (&notes, "/other.md", "Nothing here.\n"),
     ] {
