@@ -54,7 +54,7 @@ sesn_... id per run, printed on standard error at start."
 
 /// `--session-id`: the rule every versioned store applies (memory-store's
 /// `Actor::is_valid_session_id`), checked for every store so a bad id is a usage error.
-fn parse_session_id(raw: &str) -> Result<String, String> {
+pub(crate) fn parse_session_id(raw: &str) -> Result<String, String> {
     if Actor::is_valid_session_id(raw) {
         Ok(raw.to_owned())
     } else {
