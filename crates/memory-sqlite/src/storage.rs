@@ -951,6 +951,11 @@ impl Storage for SqliteStorage {
     /// triggers marked it), then ranks with `bm25()`; lines and snippets are memory-core's.
     async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
         if self.read_job(|conn, ctx| Ok(has_stale(conn, ctx)?)).await? {
+            if self.inner.options.read_only {
+                // A read-only store cannot index the rows changed behind its back: the scan
+                // over its reads answers instead, exact at the cost of reading every file.
+                return memory_core::search::scan(self, query).await;
+            }
             let indexed = self.write_job(|tx, ctx| Ok(index_stale(tx, ctx)?)).await?;
             tracing::debug!(db = %self.inner.ctx.path.display(), indexed, "indexed rows changed behind the store's back");
         }

@@ -224,3 +224,40 @@ async fn hits_match_the_shared_rule_and_rank_by_bm25() {
     assert_eq!(hits[1].snippet, "one tapir");
     assert!(hits[0].score > hits[1].score);
 }
+
+#[tokio::test]
+async fn a_read_only_store_searches_without_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    {
+        let store = SqliteStorage::open(&db).unwrap();
+        store
+            .write(
+                &p("/memories/a.md"),
+                b"a quoll note".to_vec(),
+                WriteMode::Create,
+            )
+            .await
+            .unwrap();
+    }
+    let read_only = memory_sqlite::SqliteOptions::default().read_only(true);
+    {
+        let store = SqliteStorage::open_with(&db, read_only.clone()).unwrap();
+        assert_eq!(found(&store, "quoll").await, ["/memories/a.md"]);
+    }
+    // A row changed by another program is stale; read-only, the search still finds it (by a
+    // scan) and leaves the file as it was.
+    Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE files SET contents = ?1 WHERE path = '/memories/a.md'",
+            [b"now a numbat note".to_vec()],
+        )
+        .unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let store = SqliteStorage::open_with(&db, read_only).unwrap();
+    assert_eq!(found(&store, "numbat").await, ["/memories/a.md"]);
+    assert!(found(&store, "quoll").await.is_empty());
+    drop(store);
+    assert_eq!(std::fs::read(&db).unwrap(), before, "nothing written");
+}
