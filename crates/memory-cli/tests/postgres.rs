@@ -360,3 +360,48 @@ fn lost_connections_are_http_errors_and_the_server_serves_again() {
     }
     stop(server);
 }
+
+#[test]
+fn the_log_never_shows_the_password() {
+    let db = with_options(&format!("schema={}", unique("logged")));
+    let mut server = Command::new(common::MEMORY)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-console",
+            "--db",
+            &db,
+        ])
+        .env_remove("MEMORY_STORES_DB")
+        .env("RUST_LOG", "debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("memory serve: listening on http://")
+        .unwrap_or_else(|| panic!("memory serve did not start: {first}"))
+        .to_owned();
+    let (status, store) = http(&addr, "POST", "/v1/memory_stores", r#"{"name":"Logged"}"#);
+    assert_eq!(status, 200, "{store}");
+    let _ = Command::new("kill").arg(server.id().to_string()).status();
+    let mut log = String::new();
+    server
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    let _ = server.wait();
+    assert!(log.contains("serving memory stores"), "{log}");
+    assert!(
+        !log.contains(&password()),
+        "the log shows the password: {log}"
+    );
+}
