@@ -499,3 +499,65 @@ async fn a_streamed_request_is_retried_until_the_stream_starts() {
     assert_eq!(reply.text(), "Hello");
     assert_eq!(api.requests().len(), 2);
 }
+
+/// `t` as an HTTP date (IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`).
+fn http_date(t: std::time::SystemTime) -> String {
+    let secs = t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{weekday}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        months[(month - 1) as usize],
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+#[test]
+fn the_test_formats_http_dates_right() {
+    let at = std::time::UNIX_EPOCH + Duration::from_secs(784_111_777);
+    assert_eq!(http_date(at), "Sun, 06 Nov 1994 08:49:37 GMT");
+}
+
+#[tokio::test]
+async fn retry_after_as_an_http_date_is_waited_for() {
+    // Two seconds ahead, whole seconds: the wait is between one and two seconds.
+    let when = std::time::SystemTime::now() + Duration::from_secs(2);
+    let api = FakeApi::start([
+        Reply::error(429, "rate_limit_error", "slow down").header("retry-after", &http_date(when)),
+        Reply::message(end_turn("Hello")),
+    ])
+    .await;
+    let client = Client::builder()
+        .api_key("sk-test-key")
+        .base_url(api.url())
+        .retry(RetryPolicy {
+            max_retry_after: Duration::from_secs(5),
+            ..tiny_retries(1)
+        })
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let reply = client.create_message(&request()).await.unwrap();
+    assert_eq!(reply.text(), "Hello");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(4),
+        "{waited:?}"
+    );
+    assert_eq!(api.requests().len(), 2);
+}
