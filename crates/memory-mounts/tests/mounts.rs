@@ -752,3 +752,50 @@ async fn search_finds_files_of_every_mount_under_their_folders() {
         .unwrap();
     assert!(none.is_empty());
 }
+
+/// A plain storage and a versioned store in one table: both are searched, each hit under its
+/// own folder.
+#[tokio::test]
+async fn search_spans_different_storages() {
+    use memory_core::search::SearchQuery;
+
+    let engine = MemoryStores::open_in_memory().unwrap();
+    let notes = new_store(&engine, "User Notes", "").await;
+    engine
+        .create_memory(&notes, "/a.md", "the kettle is blue\n", None)
+        .await
+        .unwrap();
+    let scratch = Arc::new(InMemoryStorage::new());
+    scratch
+        .write(
+            &p("/memories/b.md"),
+            b"a blue kettle, and another kettle\n".to_vec(),
+            WriteMode::Create,
+        )
+        .await
+        .unwrap();
+    let mounts = Mounts::new([
+        Mount::new("Scratch", scratch, Access::ReadOnly),
+        Mount::store(
+            StoreStorage::local(engine.clone(), &notes, SESSION).unwrap(),
+            Access::ReadWrite,
+        )
+        .await
+        .unwrap(),
+    ])
+    .unwrap();
+    let hits = mounts
+        .search(&SearchQuery::new("kettle blue").unwrap())
+        .await
+        .unwrap();
+    let mut paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        ["/memories/scratch/b.md", "/memories/user-notes/a.md"]
+    );
+    assert!(
+        hits.iter().all(|h| h.snippet.contains("kettle")),
+        "{hits:?}"
+    );
+}
