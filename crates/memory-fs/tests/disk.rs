@@ -361,3 +361,75 @@ async fn a_failed_write_leaves_the_old_content() {
         Some(Entry::File(_))
     ));
 }
+
+/// Listings and counts walk the folders by their handles: they keep regular files only, at
+/// every depth (links, FIFOs and what lies behind a link are left out, and a FIFO is never
+/// opened), with each file's own size, and the count a store takes when it opens agrees.
+#[tokio::test]
+async fn walks_keep_regular_files_at_every_depth_and_nothing_else() {
+    use rustix::fs::{FileType, Mode};
+    let dir = tempfile::tempdir().unwrap();
+    let memories = dir.path().join("memories");
+    let storage = FsStorage::with_options(dir.path(), FsOptions::default().fsync(false)).unwrap();
+    for (path, text) in [
+        ("/memories/top.md", "1"),
+        ("/memories/a/one.md", "22"),
+        ("/memories/a/b/two.md", "333"),
+        ("/memories/a/b/c/d/deep.md", "4444"),
+        ("/memories/e/f.md", "55555"),
+    ] {
+        storage
+            .write(&p(path), text.as_bytes().to_vec(), WriteMode::Create)
+            .await
+            .unwrap();
+    }
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.md"), b"outside").unwrap();
+    std::os::unix::fs::symlink(outside.path(), memories.join("a/b/linked")).unwrap();
+    std::os::unix::fs::symlink("one.md", memories.join("a/alias.md")).unwrap();
+    let b = std::fs::File::open(memories.join("a/b")).unwrap();
+    rustix::fs::mknodat(&b, "pipe", FileType::Fifo, Mode::from_raw_mode(0o600), 0).unwrap();
+
+    let files: Vec<(String, u64)> = storage
+        .list(&MemoryPath::root())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.path.as_str().to_owned(), m.size))
+        .collect();
+    let want = [
+        ("/memories/a/b/c/d/deep.md", 4),
+        ("/memories/a/b/two.md", 3),
+        ("/memories/a/one.md", 2),
+        ("/memories/e/f.md", 5),
+        ("/memories/top.md", 1),
+    ];
+    let want: Vec<(String, u64)> = want.iter().map(|(p, n)| ((*p).to_owned(), *n)).collect();
+    assert_eq!(files, want);
+    let below: Vec<String> = storage
+        .list(&p("/memories/a/b"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.path.as_str().to_owned())
+        .collect();
+    assert_eq!(below, ["/memories/a/b/c/d/deep.md", "/memories/a/b/two.md"]);
+    assert_eq!(storage.file_count().await.unwrap(), 5);
+    let reopened = FsStorage::new(dir.path()).unwrap();
+    assert_eq!(reopened.file_count().await.unwrap(), 5, "the walk at open");
+    // The FIFO is no file: not read (which would block on a FIFO), not deleted.
+    let e = reopened.read(&p("/memories/a/b/pipe")).await.unwrap_err();
+    assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
+    let e = reopened.delete(&p("/memories/a/b/pipe")).await.unwrap_err();
+    assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
+    assert!(memories.join("a/b/pipe").exists());
+    // Deleting files one by one keeps the count and removes emptied folders.
+    reopened.delete(&p("/memories/e/f.md")).await.unwrap();
+    assert!(!memories.join("e").exists());
+    reopened
+        .delete(&p("/memories/a/b/c/d/deep.md"))
+        .await
+        .unwrap();
+    assert!(!memories.join("a/b/c").exists());
+    assert_eq!(reopened.file_count().await.unwrap(), 3);
+}
