@@ -3,52 +3,12 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use memory_server::{ApiKeys, ServerConfig};
-use memory_store::{MemoryStores, SqlitePersistence, StoreOptions};
-
-/// Whether `--db` names a PostgreSQL database rather than a SQLite file.
-fn is_postgres_url(db: &str) -> bool {
-    ["postgres://", "postgresql://"].iter().any(|scheme| {
-        db.get(..scheme.len())
-            .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
-    })
-}
-
-/// Opens the engine of `--db`: memory-store's tables in a PostgreSQL database for a
-/// `postgres://` URL (created or migrated), else the SQLite file at that path (created if
-/// missing). The error says what could not be opened; it never holds a password.
-pub(crate) async fn open_engine(db: &Path, options: StoreOptions) -> Result<MemoryStores, String> {
-    if let Some(url) = db.to_str().filter(|d| is_postgres_url(d)) {
-        return open_postgres(url, options).await;
-    }
-    let path = db.to_owned();
-    match tokio::task::spawn_blocking(move || SqlitePersistence::open(path)).await {
-        Ok(Ok(p)) => Ok(MemoryStores::with_options(p, options)),
-        Ok(Err(e)) => Err(format!("cannot open {}: {e}", db.display())),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-#[cfg(feature = "postgres")]
-async fn open_postgres(url: &str, options: StoreOptions) -> Result<MemoryStores, String> {
-    use memory_runner::postgres::PostgresPersistence;
-    let p = PostgresPersistence::from_url(url, memory_core::options::StoreOptions::new())
-        .await
-        .map_err(|e| format!("cannot open the PostgreSQL database: {e}"))?;
-    Ok(MemoryStores::with_options(p, options))
-}
-
-#[cfg(not(feature = "postgres"))]
-async fn open_postgres(_url: &str, _options: StoreOptions) -> Result<MemoryStores, String> {
-    Err(
-        "this build of memory has no PostgreSQL support: build it with the `postgres` feature"
-            .to_owned(),
-    )
-}
+use memory_store::StoreOptions;
 
 pub(crate) const SERVE_LONG_ABOUT: &str = "\
 Serve memory stores over HTTP with the hosted memory-stores API.
@@ -176,7 +136,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let options = StoreOptions::default().max_memories_per_store(args.max_memories_per_store);
-    let engine = match open_engine(&args.db.path, options).await {
+    let engine = match args.db.open(options).await {
         Ok(engine) => engine,
         Err(e) => {
             eprintln!("memory serve: {e}");

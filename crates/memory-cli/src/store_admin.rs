@@ -130,10 +130,10 @@ impl AdminError {
 /// Runs a `memory store` subcommand. Exit 0 on success, 1 when the operation fails, 2 when
 /// the database cannot be opened, 3 when the store, memory or version does not exist.
 pub(crate) async fn run(args: StoreArgs) -> ExitCode {
-    let engine = match MemoryStores::open(&args.db.path).await {
+    let engine = match args.db.open(memory_store::StoreOptions::default()).await {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("memory store: cannot open {}: {e}", args.db.path.display());
+            eprintln!("memory store: {e}");
             return Exit::Usage.into();
         }
     };

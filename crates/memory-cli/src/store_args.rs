@@ -1,6 +1,7 @@
 //! The store arguments every command shares, declared once: `--store` (or `MEMORY_STORE`),
 //! `--encryption-key-file` (or `MEMORY_ENCRYPTION_KEY_FILE`) and `--old-key-file`; and
-//! `--db` (or `MEMORY_STORES_DB`) of `memory serve` and `memory store`.
+//! `--db` (or `MEMORY_STORES_DB`) of `memory serve` and `memory store`, and the one place that
+//! opens the versioned-store engine it names (SQLite or PostgreSQL).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -249,15 +250,68 @@ fn data_dir(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf>
 /// `--db` of `memory serve` and `memory store`: the database of the versioned memory stores.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct DbArgs {
-    /// The SQLite database of the stores (created if missing by `memory serve`).
+    /// The database of the stores: a SQLite file (created if missing), or a PostgreSQL
+    /// database as `postgres://USER@HOST:PORT/DB` (its tables created or migrated).
     #[arg(
         long = "db",
         global = true,
         env = "MEMORY_STORES_DB",
         default_value = "./memory-stores.db",
-        value_name = "PATH"
+        value_name = "PATH|URL"
     )]
     pub(crate) path: PathBuf,
+}
+
+impl DbArgs {
+    /// Opens the engine of `--db`: memory-store's tables in a PostgreSQL database for a
+    /// `postgres://` URL, else the SQLite file at that path. The error says what could not be
+    /// opened; it never holds a password.
+    pub(crate) async fn open(
+        &self,
+        options: memory_store::StoreOptions,
+    ) -> Result<memory_store::MemoryStores, String> {
+        if let Some(url) = self.path.to_str().filter(|d| is_postgres_url(d)) {
+            return open_postgres(url, options).await;
+        }
+        let path = self.path.clone();
+        match tokio::task::spawn_blocking(move || memory_store::SqlitePersistence::open(path)).await
+        {
+            Ok(Ok(p)) => Ok(memory_store::MemoryStores::with_options(p, options)),
+            Ok(Err(e)) => Err(format!("cannot open {}: {e}", self.path.display())),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// Whether `--db` names a PostgreSQL database rather than a SQLite file.
+fn is_postgres_url(db: &str) -> bool {
+    ["postgres://", "postgresql://"].iter().any(|scheme| {
+        db.get(..scheme.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+    })
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(
+    url: &str,
+    options: memory_store::StoreOptions,
+) -> Result<memory_store::MemoryStores, String> {
+    use memory_runner::postgres::PostgresPersistence;
+    let p = PostgresPersistence::from_url(url, memory_core::options::StoreOptions::new())
+        .await
+        .map_err(|e| format!("cannot open the PostgreSQL database: {e}"))?;
+    Ok(memory_store::MemoryStores::with_options(p, options))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(
+    _url: &str,
+    _options: memory_store::StoreOptions,
+) -> Result<memory_store::MemoryStores, String> {
+    Err(
+        "this build of memory has no PostgreSQL support: build it with the `postgres` feature"
+            .to_owned(),
+    )
 }
 
 #[cfg(test)]

@@ -405,3 +405,49 @@ fn the_log_never_shows_the_password() {
         "the log shows the password: {log}"
     );
 }
+
+#[test]
+fn memory_store_reads_the_stores_memory_serve_keeps_in_postgres() {
+    let db = with_options(&format!("schema={}", unique("admin")));
+    let (server, addr) = serve(&db).expect("memory serve on PostgreSQL");
+    let (status, store) = http(&addr, "POST", "/v1/memory_stores", r#"{"name":"pg admin"}"#);
+    assert_eq!(status, 200, "{store}");
+    let sid = store["id"].as_str().unwrap().to_owned();
+    let (status, _) = http(
+        &addr,
+        "POST",
+        &format!("/v1/memory_stores/{sid}/memories"),
+        r#"{"path":"/a.md","content":"first"}"#,
+    );
+    assert_eq!(status, 200);
+    stop(server);
+    // The admin commands open the same database by the same --db URL.
+    let out = Command::new(common::MEMORY)
+        .args(["store", "list", "--db", &db])
+        .env_remove("MEMORY_STORES_DB")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains(&sid), "{stdout}");
+    assert!(!stdout.contains(&password()) && !stderr.contains(&password()));
+    // An unreachable database is exit 2, as for memory serve.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = Command::new(common::MEMORY)
+        .args(["store", "list", "--db"])
+        .arg(format!(
+            "postgres://memory:pw-not-shown@127.0.0.1:{port}/memory_test?connect_timeout=2s"
+        ))
+        .env_remove("MEMORY_STORES_DB")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
+    assert!(!stderr.contains("pw-not-shown"), "{stderr}");
+}
