@@ -10,7 +10,8 @@
 # the dependency trees that must stay small), the workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
 # run of every criterion bench once in test mode (compiled and exercised, not timed), then the
 # differential check of the
-# `memory` binary against the Python SDK (tests/oracle/classify.py).
+# `memory` binary against the Python SDK (tests/oracle/classify.py), the console's browser tests
+# (scripts/console-test.sh: Chromium and playwright-core) and the stores SDK check.
 # Formatting and lints are scripts/lint.sh. Environment: ORACLE_VENV (where the venv goes),
 # ORACLE_SEED / ORACLE_COUNT (the generated cases; default 1 / 300).
 set -euo pipefail
@@ -89,5 +90,14 @@ print(exe)')"
 "$ORACLE_VENV/bin/python" tests/oracle/classify.py --memory "$memory_bin" \
     --seed "${ORACLE_SEED:-1}" --count "${ORACLE_COUNT:-300}" --jobs 2
 
+step "contract cases with memory exec --store postgres://"
+scripts/oracle-postgres.sh "$memory_bin" --count "${ORACLE_COUNT:-300}"
+
+step "browser tests of the web console (headless Chromium; scripts/console-test.sh)"
+MEMORY_BIN="$memory_bin" scripts/console-test.sh
+
 step "memory serve driven by the Python SDK (tests/stores-sdk)"
 "$ORACLE_VENV/bin/python" tests/stores-sdk/sdk_test.py --memory "$memory_bin"
+
+step "two memory serve instances on one PostgreSQL, driven by the Python SDK"
+scripts/stores-sdk-postgres.sh "$memory_bin"
