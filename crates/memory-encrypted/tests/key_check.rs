@@ -436,6 +436,12 @@ impl Storage for TextOnly {
     ) -> Result<Version> {
         self.0.create_within(path, contents, max_files).await
     }
+    async fn search(
+        &self,
+        query: &memory_core::search::SearchQuery,
+    ) -> Result<Vec<memory_core::search::SearchHit>> {
+        self.0.search(query).await
+    }
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             binary_files: false,

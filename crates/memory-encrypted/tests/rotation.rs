@@ -255,6 +255,12 @@ impl Storage for EditsFirst {
     ) -> Result<Version> {
         self.inner.create_within(path, contents, max_files).await
     }
+    async fn search(
+        &self,
+        query: &memory_core::search::SearchQuery,
+    ) -> Result<Vec<memory_core::search::SearchHit>> {
+        self.inner.search(query).await
+    }
     fn capabilities(&self) -> memory_core::Capabilities {
         self.inner.capabilities()
     }
@@ -436,6 +442,12 @@ impl Storage for EditsAfterCopy {
         max_files: usize,
     ) -> Result<Version> {
         self.inner.create_within(path, contents, max_files).await
+    }
+    async fn search(
+        &self,
+        query: &memory_core::search::SearchQuery,
+    ) -> Result<Vec<memory_core::search::SearchHit>> {
+        self.inner.search(query).await
     }
     fn capabilities(&self) -> memory_core::Capabilities {
         self.inner.capabilities()

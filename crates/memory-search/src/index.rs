@@ -269,13 +269,21 @@ impl Index {
         read_meta(&self.conn, key)
     }
 
-    /// Every row at or below `under` (a `/memories...` path).
+    /// The version the index holds for `path`.
+    pub(crate) fn version(&self, path: &str) -> Result<Option<String>, IndexError> {
+        self.conn
+            .prepare_cached("SELECT version FROM files WHERE path = ?1")
+            .and_then(|mut s| s.query_row([path], |r| r.get(0)).optional())
+            .map_err(IndexError::sql("read the index"))
+    }
+
+    /// Every row at or below `under` (a `/memories...` path), without its version.
     pub(crate) fn rows_under(&self, under: &str) -> Result<HashMap<String, Row>, IndexError> {
         let (lo, hi) = prefix_range(under);
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT path, size, mtime, version, checked FROM files
+                "SELECT path, size, mtime, checked FROM files
                  WHERE path = ?1 OR (path > ?2 AND path < ?3)",
             )
             .map_err(IndexError::sql("read the index"))?;
@@ -284,15 +292,13 @@ impl Index {
                 let path: String = r.get(0)?;
                 let size: i64 = r.get(1)?;
                 let mtime: Option<i64> = r.get(2)?;
-                let version: String = r.get(3)?;
-                let checked: i64 = r.get(4)?;
-                Ok((path, size, mtime, version, checked))
+                let checked: i64 = r.get(3)?;
+                Ok((path, size, mtime, checked))
             })
             .map_err(IndexError::sql("read the index"))?;
         let mut out = HashMap::new();
         for row in rows {
-            let (path, size, mtime, version, checked) =
-                row.map_err(IndexError::sql("read the index"))?;
+            let (path, size, mtime, checked) = row.map_err(IndexError::sql("read the index"))?;
             // A row this build cannot read is treated as unknown: it is read again.
             let Ok(size) = u64::try_from(size) else {
                 continue;
@@ -302,7 +308,8 @@ impl Index {
                 Row {
                     size,
                     mtime,
-                    version,
+                    // Read only for the files a reconciliation reads again (`version`).
+                    version: String::new(),
                     checked,
                 },
             );

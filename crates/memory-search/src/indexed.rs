@@ -288,7 +288,7 @@ impl<S: Storage> Indexed<S> {
         let mut to_read: Vec<Pending> = Vec::new();
         for meta in &listing {
             present.insert(meta.path.as_str());
-            if !is_searchable(&meta.path, &MemoryPath::root()) {
+            if !is_searchable_folder(&meta.path) {
                 // Hidden files and node_modules are never indexed (a search of a hidden folder
                 // by name scans it instead: see `search`).
                 continue;
@@ -304,10 +304,14 @@ impl<S: Storage> Indexed<S> {
                     && !dirty.contains(meta.path.as_str())
             });
             if !fresh {
+                let known = match row {
+                    Some(_) => index.version(meta.path.as_str())?,
+                    None => None,
+                };
                 to_read.push(Pending {
                     path: meta.path.clone(),
                     mtime,
-                    known: row.map(|r| r.version.clone()),
+                    known,
                 });
             }
         }

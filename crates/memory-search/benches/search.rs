@@ -1,0 +1,278 @@
+//! Search speed and the cost search adds to writes.
+//!
+//! - `search/{folder,sqlite}/{100,2000,20000}`: one keyword query (two words, 1 to 10 hits) on
+//!   a folder store through `Indexed` with a warm side index (reconciled by the search itself:
+//!   one listing, nothing re-read) and on memory-sqlite's native FTS5. Besides criterion's
+//!   estimates, each size prints the p50 and p95 of 200 timed searches (`search-latency ...`).
+//! - `write/...`: one 1 KiB overwrite on a folder store, bare and through `Indexed` with its
+//!   index open (a search has run), and an SQLite table row written alone or with its FTS5 row
+//!   in the same transaction (memory-sqlite's schema has FTS in every write since schema 4;
+//!   this measures what the FTS row adds, on the same SQLite). Sync is off everywhere, so the
+//!   figures show the work, not the disk's flush time (which only shrinks the ratios).
+//!
+//! `cargo bench -p memory-search --bench search` (slow: it builds stores of 20,000 files);
+//! `MEMORY_SEARCH_BENCH_SIZES=100,2000` picks sizes.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use memory_core::options::SyncMode;
+use memory_core::search::SearchQuery;
+use memory_core::{MemoryPath, Storage, WriteMode};
+use memory_fs::{FsOptions, FsStorage};
+use memory_search::{IndexLocation, IndexOptions, Indexed};
+use memory_sqlite::{SqliteOptions, SqliteStorage};
+
+const WORDS: &[&str] = &[
+    "deploy",
+    "rollback",
+    "staging",
+    "server",
+    "invoice",
+    "budget",
+    "meeting",
+    "laptop",
+    "flight",
+    "garden",
+    "recipe",
+    "contract",
+    "password",
+    "doctor",
+    "birthday",
+    "vacation",
+    "salary",
+    "apartment",
+    "bug",
+    "release",
+    "kyoto",
+    "lisbon",
+    "oslo",
+    "alice",
+    "bruno",
+    "chiara",
+    "note",
+    "remember",
+    "weekly",
+    "review",
+    "shared",
+    "folder",
+    "important",
+];
+
+/// A note of about 400 bytes; every 1,000th holds the rare pair the query looks for, so each
+/// size has 1 to 20 hits.
+fn note(i: usize) -> Vec<u8> {
+    let mut text = format!("# Note {i}\n\n");
+    let mut x = i.wrapping_mul(2_654_435_761) | 1;
+    for line in 0..6 {
+        for _ in 0..9 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            text.push_str(WORDS[x % WORDS.len()]);
+            text.push(' ');
+        }
+        if line == 2 && i % 1000 == 7 {
+            text.push_str("zephyr quasar");
+        }
+        text.push('\n');
+    }
+    text.into_bytes()
+}
+
+fn path(i: usize) -> MemoryPath {
+    MemoryPath::parse(&format!("/memories/d{}/n{i}.md", i % 50)).expect("a valid path")
+}
+
+fn sizes() -> Vec<usize> {
+    std::env::var("MEMORY_SEARCH_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![100, 2_000, 20_000])
+}
+
+async fn fill(store: &dyn Storage, n: usize) {
+    for i in 0..n {
+        store
+            .write(&path(i), note(i), WriteMode::Create)
+            .await
+            .expect("write");
+    }
+}
+
+/// p50 and p95 of `runs` searches, printed for BENCHMARKS.md.
+fn latency(rt: &tokio::runtime::Runtime, label: &str, store: &dyn Storage, query: &SearchQuery) {
+    let runs = 200;
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            let hits = rt.block_on(store.search(query)).expect("search");
+            let took = start.elapsed();
+            black_box(hits);
+            took
+        })
+        .collect();
+    times.sort();
+    let at = |q: f64| times[((runs as f64 * q) as usize).min(runs - 1)];
+    println!(
+        "search-latency {label}: p50 {:.3} ms, p95 {:.3} ms ({runs} searches)",
+        at(0.50).as_secs_f64() * 1e3,
+        at(0.95).as_secs_f64() * 1e3
+    );
+}
+
+fn search(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a tokio runtime");
+    let query = SearchQuery::new("zephyr quasar").expect("a query");
+    let mut group = c.benchmark_group("search");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
+    for n in sizes() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let folder = FsStorage::with_options(
+            dir.path().join("folder"),
+            FsOptions::default().sync(SyncMode::None),
+        )
+        .expect("a folder store");
+        let indexed = Indexed::new(
+            folder,
+            IndexOptions::new(IndexLocation::beside(&dir.path().join("folder"))),
+        );
+        rt.block_on(fill(&indexed, n));
+        let built = Instant::now();
+        rt.block_on(indexed.refresh()).expect("index");
+        println!(
+            "search-index-build folder/{n}: {:.1} ms",
+            built.elapsed().as_secs_f64() * 1e3
+        );
+        let sqlite = SqliteStorage::open_with(
+            dir.path().join("store.db"),
+            SqliteOptions::default().sync(SyncMode::None),
+        )
+        .expect("a database");
+        rt.block_on(fill(&sqlite, n));
+        let stores: [(&str, &dyn Storage); 2] = [("folder", &indexed), ("sqlite", &sqlite)];
+        for (name, store) in stores {
+            assert!(
+                !rt.block_on(store.search(&query))
+                    .expect("search")
+                    .is_empty()
+            );
+            latency(&rt, &format!("{name}/{n}"), store, &query);
+            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+                b.to_async(&rt)
+                    .iter(|| async { black_box(store.search(&query).await.expect("search")) });
+            });
+        }
+    }
+    group.finish();
+}
+
+fn write(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a tokio runtime");
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let contents = note(3).repeat(3);
+    let mut group = c.benchmark_group("write");
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
+
+    let bare = FsStorage::with_options(
+        dir.path().join("bare"),
+        FsOptions::default().sync(SyncMode::None),
+    )
+    .expect("a folder store");
+    let base = dir.path().join("indexed");
+    let indexed = Indexed::new(
+        FsStorage::with_options(&base, FsOptions::default().sync(SyncMode::None))
+            .expect("a folder store"),
+        IndexOptions::new(IndexLocation::beside(&base)),
+    );
+    let p = path(1);
+    for store in [&bare as &dyn Storage, &indexed] {
+        rt.block_on(fill(store, 200));
+    }
+    // The index is open: writes through it note their paths.
+    rt.block_on(indexed.search(&SearchQuery::new("deploy").expect("a query")))
+        .expect("search");
+    let stores: [(&str, &dyn Storage); 2] = [("folder", &bare), ("folder-indexed", &indexed)];
+    for (name, store) in stores {
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| async {
+                store
+                    .write(&p, black_box(contents.clone()), WriteMode::Overwrite)
+                    .await
+                    .expect("write")
+            });
+        });
+    }
+
+    // What an FTS5 row adds to an SQLite write, on the same database settings.
+    let conn = rusqlite::Connection::open(dir.path().join("fts.db")).expect("a database");
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF;
+         CREATE TABLE files (path TEXT PRIMARY KEY, contents BLOB NOT NULL);
+         CREATE VIRTUAL TABLE search USING fts5(words, tokenize = 'ascii', content = '', contentless_delete = 1);",
+    )
+    .expect("a schema");
+    let text = String::from_utf8(contents.clone()).expect("UTF-8");
+    for with_fts in [false, true] {
+        let name = if with_fts {
+            "sqlite-row+fts"
+        } else {
+            "sqlite-row"
+        };
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let tx = conn.unchecked_transaction().expect("a transaction");
+                tx.execute(
+                    "INSERT INTO files (path, contents) VALUES ('/memories/a.md', ?1)
+                     ON CONFLICT (path) DO UPDATE SET contents = excluded.contents",
+                    [&contents],
+                )
+                .expect("a row");
+                if with_fts {
+                    let words: Vec<String> = memory_core::search::tokenize(&text)
+                        .into_iter()
+                        .map(|t| t.text)
+                        .collect();
+                    tx.execute("DELETE FROM search WHERE rowid = 1", [])
+                        .expect("delete");
+                    tx.execute(
+                        "INSERT INTO search (rowid, words) VALUES (1, ?1)",
+                        [words.join(" ")],
+                    )
+                    .expect("words");
+                }
+                tx.commit().expect("commit");
+            });
+        });
+    }
+    // memory-sqlite itself (FTS in every write), for scale.
+    let sqlite = SqliteStorage::open_with(
+        dir.path().join("store.db"),
+        SqliteOptions::default().sync(SyncMode::None),
+    )
+    .expect("a database");
+    rt.block_on(fill(&sqlite, 200));
+    group.bench_function("memory-sqlite", |b| {
+        b.to_async(&rt).iter(|| async {
+            sqlite
+                .write(&p, black_box(contents.clone()), WriteMode::Overwrite)
+                .await
+                .expect("write")
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, write, search);
+criterion_main!(benches);
