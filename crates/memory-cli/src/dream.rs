@@ -10,8 +10,8 @@
 //! (`created /memories/x.md`, `changed ...`, `deleted ...`); standard error holds the trace
 //! line of each memory command, Claude's text (streamed unless `--no-stream`) and every
 //! diagnostic. Exit status: 0 when the dream ended, 1 when a request failed (the output keeps
-//! what was written), 2 when the key is missing or a store cannot be opened, 4 when the
-//! output already holds files and `--force` was not given.
+//! what was written), 2 when the key is missing, a store cannot be opened or both URLs name the
+//! same store, 4 when the output already holds files and `--force` was not given.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -44,9 +44,9 @@ Standard output lists what changed in the output, one line per file:
 
 Standard error holds a line per memory command and Claude's text. Needs
 ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL to point elsewhere). Exit status: 0
-when the dream ended, 1 when a request failed, 2 when the key is missing or a
-store cannot be opened, 4 when the output holds files and --force was not
-given.
+when the dream ended, 1 when a request failed, 2 when the key is missing, a
+store cannot be opened or --from and --into name the same store, 4 when the
+output holds files and --force was not given.
 
 Example:
 
@@ -139,9 +139,10 @@ pub(crate) async fn run(args: DreamArgs) -> ExitCode {
         Err(e) => {
             eprintln!("memory: {}", crate::error_chain(&e));
             return match e {
-                DreamError::Source(_) | DreamError::Output(_) | DreamError::Mounts(_) => {
-                    Exit::Usage
-                }
+                DreamError::Source(_)
+                | DreamError::Output(_)
+                | DreamError::Mounts(_)
+                | DreamError::SameStore { .. } => Exit::Usage,
                 DreamError::OutputNotEmpty { .. } => Exit::Exists,
                 _ => Exit::Failed,
             }

@@ -91,6 +91,12 @@ pub enum DreamError<E: std::error::Error + 'static> {
         /// How many files it holds.
         files: usize,
     },
+    /// `--from` and `--into` name the same store: the dream would write into its source.
+    #[error("the dream's source and output are the same store ({url}); dream into another store")]
+    SameStore {
+        /// The store's URL (without options).
+        url: String,
+    },
     /// Reading the output store (before or after the dream) failed.
     #[error("cannot read the dream's output: {0}")]
     Storage(#[source] memory_core::Error),
@@ -249,6 +255,11 @@ impl Dream {
     where
         T: MessagesTransport,
     {
+        if same_store(&self.from, &self.into) {
+            return Err(DreamError::SameStore {
+                url: strip_query(&self.into).to_owned(),
+            });
+        }
         let source = open_with(&self.from, &self.from_options.clone().with_read_only())
             .await
             .map_err(DreamError::Source)?;
@@ -325,6 +336,41 @@ impl Dream {
             usage: run.usage().clone(),
             session_id,
         })
+    }
+}
+
+/// Whether two store URLs name the same store: the same URL, or two folder (or two `sqlite:`)
+/// URLs whose paths are the same file-system entry.
+fn same_store(from: &str, into: &str) -> bool {
+    use crate::Scheme;
+    let (from, into) = (strip_query(from), strip_query(into));
+    if from == into {
+        return true;
+    }
+    let (Ok(a), Ok(b)) = (
+        from.parse::<crate::StoreUrl>(),
+        into.parse::<crate::StoreUrl>(),
+    ) else {
+        return false;
+    };
+    let path = |url: &crate::StoreUrl| -> Option<std::path::PathBuf> {
+        match url.scheme() {
+            #[cfg(feature = "fs")]
+            Scheme::Dir => memory_fs::fs_url_path(url.as_str()).ok(),
+            #[cfg(feature = "sqlite")]
+            Scheme::Sqlite => memory_sqlite::sqlite_url_path(url.as_str()).ok(),
+            _ => None,
+        }
+    };
+    if a.scheme() != b.scheme() {
+        return false;
+    }
+    match (path(&a), path(&b)) {
+        (Some(a), Some(b)) => match (std::fs::canonicalize(&a), std::fs::canonicalize(&b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        },
+        _ => false,
     }
 }
 

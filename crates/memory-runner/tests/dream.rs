@@ -250,6 +250,14 @@ async fn a_dream_refuses_an_output_that_holds_files_unless_forced() {
     );
     assert!(err.to_string().contains("--force"), "{err}");
     assert!(api.requests().is_empty(), "nothing was sent");
+    // The same store twice (however spelt) is refused before anything opens.
+    let same = format!("file:{}", output.display());
+    let err = Dream::new(output.to_str().unwrap(), &same)
+        .force(true)
+        .run(client(&api))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, DreamError::SameStore { .. }), "{err:?}");
     // A source that does not exist is not created.
     let missing = dir.path().join("missing");
     let err = Dream::new(missing.to_str().unwrap(), output.to_str().unwrap())
