@@ -139,9 +139,9 @@ fn open_file_read_only(
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
     let immutable = !Path::new(&wal).exists();
-    let absolute = std::path::absolute(path).map_err(|source| SqliteError::CreateFile {
+    let absolute = std::path::absolute(path).map_err(|_| SqliteError::Open {
         path: path.to_owned(),
-        source,
+        source: rusqlite::Error::InvalidPath(path.to_owned()),
     })?;
     let uri = file_uri(&absolute, immutable);
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
