@@ -648,7 +648,12 @@ mod tests {
         assert!(matches!(err, OpenError::Options { .. }), "{err:?}");
         assert!(err.to_string().contains("`bogus`"), "{err}");
         let store = open("s3://b/p?region=eu-west-1").await.unwrap();
-        assert_eq!(store.to_string(), "S3(s3://b/p)");
+        let shown = if cfg!(feature = "search-index") {
+            "Indexed(S3(s3://b/p))"
+        } else {
+            "S3(s3://b/p)"
+        };
+        assert_eq!(store.to_string(), shown);
     }
 
     #[cfg(feature = "stores")]
