@@ -82,8 +82,8 @@ pub(crate) struct DreamArgs {
     max_iterations: u32,
 
     /// The session a versioned output's versions are recorded under (a new `sesn_…` id by
-    /// default).
-    #[arg(long, value_name = "ID")]
+    /// default); 1 to 64 of `[0-9A-Za-z_-]`, the rule of every versioned store.
+    #[arg(long, value_name = "ID", value_parser = crate::mounts::parse_session_id)]
     session_id: Option<String>,
 
     /// Print Claude's text once each reply is complete instead of as it is written.

@@ -144,3 +144,30 @@ async fn a_dream_lists_what_it_wrote_and_leaves_the_source_as_it_was() {
     assert!(api.requests().is_empty());
     assert_eq!(snapshot(&source), before);
 }
+
+#[tokio::test]
+async fn a_bad_session_id_exits_2_before_anything_is_opened() {
+    let api = FakeApi::start(vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (from, into) = (dir.path().join("from"), dir.path().join("into"));
+    let out = memory_dream(
+        &api,
+        &[
+            "--from",
+            from.to_str().unwrap(),
+            "--into",
+            into.to_str().unwrap(),
+            "--session-id",
+            "bad id!",
+        ],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("1 to 64 characters from [0-9A-Za-z_-]"),
+        "{stderr}"
+    );
+    assert!(!from.exists() && !into.exists(), "a store was opened");
+    assert!(api.requests().is_empty(), "a request was sent");
+}
