@@ -21,11 +21,13 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+import uuid
 from typing import Dict, List, Optional
 
 
@@ -64,6 +66,10 @@ def machine(work: str) -> Dict[str, str]:
     }
 
 
+# Names this invocation's PostgreSQL roots, so runs never meet another invocation's data.
+RUN = uuid.uuid4().hex[:8]
+
+
 class Runner:
     def __init__(self, name: str, argv: List[str], files_in_sdk_layout: bool = False,
                  floor: Optional[dict] = None, persistent: bool = True) -> None:
@@ -76,6 +82,9 @@ class Runner:
 
     def command(self, root: str, count: Optional[int] = None, size: int = 0) -> List[str]:
         argv = [a.replace("{root}", root) for a in self.argv]
+        # "{rootname}": a PostgreSQL root name (letters, digits, - and _) unique to this run.
+        name = RUN + "_" + re.sub(r"[^A-Za-z0-9_-]", "_", os.path.basename(root))[-40:]
+        argv = [a.replace("{rootname}", name) for a in argv]
         if self.floor is not None:
             argv += ["--count", str(count or 0), "--size", str(size)]
             if self.floor["sync_dir"]:
@@ -189,6 +198,11 @@ def main() -> int:
                files_in_sdk_layout=True),
         Runner("memory sqlite sync=none", [m, "exec", "--store", "sqlite:{root}/memory.db?sync=none"]),
     ]
+    pg = os.environ.get("MEMORY_TEST_POSTGRES_URL")
+    if pg:
+        sep = "&" if "?" in pg else "?"
+        runners.append(Runner("memory postgres", [m, "exec", "--store",
+                              pg + sep + "schema=memory_bench_compare&root={rootname}"]))
     if args.python and args.py_oracle:
         runners.append(Runner("Python SDK", [args.python, args.py_oracle, "--root", "{root}"],
                               files_in_sdk_layout=True))

@@ -17,6 +17,7 @@
 #   BENCH_MIXES     comma-separated mixes [agent,write-heavy,views]
 #   BENCH_VIEWS     commands in the views mix (a seeded store, then views alone) [5000]
 #   BENCH_TS        0 to leave out the TypeScript SDK even when node is present [1]
+#   BENCH_POSTGRES  0 to leave out the PostgreSQL row when MEMORY_TEST_POSTGRES_URL is unset [1]
 #   TS_SDK_VERSION  the @anthropic-ai/sdk version to install [1.14.0]
 #   ORACLE_VENV     the Python venv [~/.cache/memory-oracle/py]
 #   MEMORY_BIN, MEMORY_BENCH_BIN   release binaries to use instead of building them (both or none)
@@ -78,8 +79,16 @@ print(json.dumps(v))
 PY
 )"
 
+# A PostgreSQL row: the given database (MEMORY_TEST_POSTGRES_URL), else a throwaway server
+# that scripts/pg-test-server.sh starts for this run and stops after it.
+pg_run=()
+if [ -z "${MEMORY_TEST_POSTGRES_URL:-}" ] && [ "${BENCH_POSTGRES:-1}" != 0 ]; then
+    step "a throwaway PostgreSQL for the postgres row (BENCH_POSTGRES=0 leaves it out)"
+    pg_run=(scripts/pg-test-server.sh run --)
+fi
+
 step "running (several minutes)"
-python3 bench/compare.py \
+"${pg_run[@]}" python3 bench/compare.py \
     --memory "$memory_bin" --bench "$bench_bin" \
     --python "$ORACLE_VENV/bin/python" --py-oracle tests/oracle/py_oracle.py \
     "${ts_args[@]}" \
