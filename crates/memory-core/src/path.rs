@@ -121,13 +121,29 @@ impl fmt::Display for PathRule {
     }
 }
 
-fn is_control(c: char) -> bool {
-    matches!(c as u32, 0x00..=0x1f | 0x7f | 0x80..=0x9f)
+/// Whether `s` holds a control character (U+0000-U+001F, U+007F, U+0080-U+009F), looking at
+/// bytes: the C1 controls are the UTF-8 pairs `C2 80` to `C2 9F`.
+fn has_control(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        b < 0x20
+            || b == 0x7f
+            || (b == 0xc2
+                && bytes
+                    .get(i + 1)
+                    .is_some_and(|&n| (0x80..=0x9f).contains(&n)))
+    })
 }
 
+/// Whether `s` holds `%2e`, `%2f` or `%5c` in any case, without a lowered copy.
 fn has_percent_encoded_separator(s: &str) -> bool {
-    let lower = s.to_ascii_lowercase();
-    ["%2e", "%2f", "%5c"].iter().any(|p| lower.contains(p))
+    s.as_bytes().windows(3).any(|w| {
+        w[0] == b'%'
+            && matches!(
+                (w[1], w[2].to_ascii_lowercase()),
+                (b'2', b'e' | b'f') | (b'5', b'c')
+            )
+    })
 }
 
 fn check_segment(segment: &str) -> Result<(), PathRule> {
@@ -162,7 +178,7 @@ impl MemoryPath {
         if normalized.contains('\\') {
             return Err(invalid(PathRule::Backslash));
         }
-        if normalized.chars().any(is_control) {
+        if has_control(normalized) {
             return Err(invalid(PathRule::ControlCharacter));
         }
         if has_percent_encoded_separator(normalized) {

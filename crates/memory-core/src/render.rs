@@ -2,6 +2,7 @@
 //! Pure functions, so every rule of the contract is tested here without a store.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use crate::{FileMeta, MemoryPath};
 
@@ -97,41 +98,59 @@ pub(crate) fn listing(dir: &MemoryPath, files: &[FileMeta]) -> String {
     };
     for file in files {
         root.size += file.size;
-        let Some(rest) = file.path.rebase(dir, &MemoryPath::root()) else {
-            continue;
+        // The path below `dir` (what `rebase` onto the root gives, without building and
+        // checking a new path).
+        let rest = if dir.is_root() {
+            file.path.relative()
+        } else {
+            match file.path.as_str().strip_prefix(dir.as_str()) {
+                Some("") => "",
+                Some(rest) => match rest.strip_prefix('/') {
+                    Some(rest) => rest,
+                    None => continue,
+                },
+                None => continue,
+            }
         };
-        let segments: Vec<&str> = rest.segments().collect();
+        let mut segments = rest.split('/').filter(|s| !s.is_empty()).peekable();
         let mut node = &mut root;
         // Only the first two levels are shown; deeper files only add to sizes.
-        for (depth, segment) in segments.iter().take(2).enumerate() {
-            node = node.children.entry((*segment).to_owned()).or_default();
+        for _ in 0..2 {
+            let Some(segment) = segments.next() else {
+                break;
+            };
+            if !node.children.contains_key(segment) {
+                node.children.insert(segment.to_owned(), Node::default());
+            }
+            let Some(child) = node.children.get_mut(segment) else {
+                break;
+            };
+            node = child;
             node.size += file.size;
-            node.is_dir |= depth + 1 < segments.len();
+            node.is_dir |= segments.peek().is_some();
         }
     }
-    let mut out = vec![
-        format!(
-            "Here're the files and directories up to 2 levels deep in {dir}, excluding hidden items and node_modules:"
-        ),
-        format!("{}\t{dir}", format_size(root.size)),
-    ];
+    let mut out = format!(
+        "Here're the files and directories up to 2 levels deep in {dir}, excluding hidden items and node_modules:\n{}\t{dir}",
+        format_size(root.size)
+    );
     // BTreeMap<String, _> iterates in byte order, which is UTF-8 byte order.
     for (name, child) in root.children.iter().filter(|(n, _)| is_listed(n)) {
-        let child_path = format!("{dir}/{name}");
         if child.is_dir {
-            out.push(format!("{}\t{child_path}/", format_size(child.size)));
+            let _ = write!(out, "\n{}\t{dir}/{name}/", format_size(child.size));
             for (grand_name, grand) in child.children.iter().filter(|(n, _)| is_listed(n)) {
                 let slash = if grand.is_dir { "/" } else { "" };
-                out.push(format!(
-                    "{}\t{child_path}/{grand_name}{slash}",
+                let _ = write!(
+                    out,
+                    "\n{}\t{dir}/{name}/{grand_name}{slash}",
                     format_size(grand.size)
-                ));
+                );
             }
         } else {
-            out.push(format!("{}\t{child_path}", format_size(child.size)));
+            let _ = write!(out, "\n{}\t{dir}/{name}", format_size(child.size));
         }
     }
-    out.join("\n")
+    out
 }
 
 /// The media type of an image file the tool returns as an image block, from its name.
