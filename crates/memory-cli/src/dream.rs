@@ -33,8 +33,9 @@ changes, not even a lock file, and a write Claude aims at it is refused.
 
 The output must be empty or new, unless --force. A versioned output store
 (store+sqlite:, store+http:) records each write as a version by the dream's
-session. A PostgreSQL or store+sqlite: store cannot be a source (opening it may
-write); read such a store over store+http (memory serve) instead.
+session. A store+sqlite: source is read without changing its database file. A
+PostgreSQL store cannot be a source (opening it may migrate its tables); read it
+over store+http (memory serve) instead.
 
 Standard output lists what changed in the output, one line per file:
 

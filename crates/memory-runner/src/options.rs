@@ -35,8 +35,9 @@ pub struct OpenOptions {
     /// [`ReadOnly`](memory_core::ReadOnly) wrapper, and the backend is opened so that nothing
     /// on disk changes at all (memory-fs: no lock or count file, no cleanup of stale temporary
     /// files; memory-sqlite: `SQLITE_OPEN_READONLY`, no `-wal`/`-shm` file, no migration; the
-    /// encrypted envelope writes no key-check record). Stores whose opening may write
-    /// (`postgres://`, `store+sqlite:`) are refused with [`OpenError::Unavailable`].
+    /// encrypted envelope writes no key-check record; memory-store: a `store+sqlite:`
+    /// database opened read-only, nothing created or migrated). Stores whose opening may
+    /// write (`postgres://`, `store+postgres://`) are refused with [`OpenError::Unavailable`].
     pub read_only: bool,
 }
 

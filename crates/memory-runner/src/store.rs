@@ -96,12 +96,18 @@ pub async fn open_url(
 }
 
 /// [`OpenOptions::read_only`] is for the backends whose opening can change nothing: folders
-/// and `sqlite:` files (opened read-only by memory-fs and memory-sqlite), `mem:`, `s3://`
-/// (opening sends nothing) and `store+http(s):` (a `GET`). Opening a PostgreSQL store or a
-/// versioned store's database file may create or upgrade tables, so they are refused.
+/// and `sqlite:` files (opened read-only by memory-fs and memory-sqlite), `store+sqlite:`
+/// databases (opened read-only by memory-store), `mem:`, `s3://` (opening sends nothing) and
+/// `store+http(s):` (a `GET`). Opening a PostgreSQL database may create or upgrade tables, so
+/// `postgres://` and `store+postgres://` are refused.
 fn refuse_read_only_where_opening_writes(url: &StoreUrl) -> Result<(), OpenError> {
     match url.scheme() {
-        Scheme::Memory | Scheme::Dir | Scheme::Sqlite | Scheme::S3 | Scheme::StoreHttp => Ok(()),
+        Scheme::Memory
+        | Scheme::Dir
+        | Scheme::Sqlite
+        | Scheme::S3
+        | Scheme::StoreHttp
+        | Scheme::StoreSqlite => Ok(()),
         _ => Err(OpenError::Unavailable {
             url: url.to_string(),
             reason: "this kind of store cannot be opened read-only yet (opening it may create \

@@ -115,7 +115,13 @@ mod imp {
                         ),
                     });
                 }
-                let engine = MemoryStores::open(&db).await.map_err(backend)?;
+                // Read-only (a dream's source): no table created or migrated, no file added.
+                let engine = if options.read_only {
+                    MemoryStores::open_read_only(&db).await
+                } else {
+                    MemoryStores::open(&db).await
+                }
+                .map_err(backend)?;
                 StoreStorage::local(engine, store_id, session).map_err(backend)?
             }
             Scheme::StorePostgres => {

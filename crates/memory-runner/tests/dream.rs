@@ -1,6 +1,7 @@
-//! Dreams against the fake Messages API: the source (a folder, an SQLite file) left byte for
-//! byte as it was, an attempted write into it refused by code, the output written and
-//! reported, a versioned output recording each write as a version by the dream's session.
+//! Dreams against the fake Messages API: the source (a folder, an SQLite file, a versioned
+//! store's database) left byte for byte as it was, an attempted write into it refused by code,
+//! the output written and reported, a versioned output recording each write as a version by
+//! the dream's session.
 #![cfg(all(feature = "stores", feature = "fs", feature = "sqlite"))]
 
 use std::collections::BTreeMap;
@@ -321,6 +322,62 @@ async fn a_dream_from_sqlite_into_a_versioned_store_records_the_dreams_session()
 }
 
 #[tokio::test]
+async fn a_dream_from_a_versioned_store_leaves_its_database_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stores.db");
+    let engine = MemoryStores::open(&db).await.unwrap();
+    let store = engine
+        .create_store(CreateStore {
+            name: "Notes".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    drop(engine);
+    let source_url = format!("store+sqlite:{}#{}", db.display(), store.id);
+    {
+        let options = OpenOptions::new().with_session_id("sesn_fill");
+        let source = open_with(&source_url, &options).await.unwrap();
+        fill(&*source).await;
+    }
+    // Every connection is closed: the log is checkpointed into the main file and removed.
+    let before = snapshot(dir.path());
+    assert!(
+        !before.keys().any(|name| name.ends_with("-wal")),
+        "{:?}",
+        before.keys()
+    );
+    let output = dir.path().join("dreamed");
+
+    let api = FakeApi::start(script()).await;
+    let report = Dream::new(&source_url, output.to_str().unwrap())
+        .run(client(&api))
+        .await
+        .unwrap();
+    assert_source_writes_refused(&api);
+    assert_eq!(
+        report.created,
+        [p("/memories/README.md"), p("/memories/preferences.md")]
+    );
+    let mut after = snapshot(dir.path());
+    after.retain(|name, _| !name.starts_with("dreamed"));
+    assert_eq!(after, before, "the source database changed");
+    // The versioned store holds exactly the versions the fill wrote.
+    let engine = MemoryStores::open_read_only(&db).await.unwrap();
+    let versions = engine
+        .list_versions(&store.id, ListVersions::default())
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(versions.len(), 4);
+    assert!(
+        versions
+            .iter()
+            .all(|v| v.created_by == Some(Actor::session("sesn_fill")))
+    );
+}
+
+#[tokio::test]
 async fn opening_read_only_creates_nothing_and_refuses_what_cannot_be_read_only() {
     let dir = tempfile::tempdir().unwrap();
     // A folder made by hand (no lock, count or temporary folder).
@@ -373,7 +430,7 @@ async fn opening_read_only_creates_nothing_and_refuses_what_cannot_be_read_only(
     }
     // Stores whose opening may write are refused read-only.
     let err = open_with(
-        "store+sqlite:/nowhere.db#memstore_x",
+        "store+postgres://u@127.0.0.1:9/db#memstore_x",
         &OpenOptions::new().with_read_only(),
     )
     .await
@@ -382,4 +439,13 @@ async fn opening_read_only_creates_nothing_and_refuses_what_cannot_be_read_only(
         err.to_string().contains("cannot be opened read-only"),
         "{err}"
     );
+    // A versioned store's database that is not there is not created.
+    let missing = dir.path().join("nowhere.db");
+    let url = format!("store+sqlite:{}#memstore_x", missing.display());
+    assert!(
+        open_with(&url, &OpenOptions::new().with_read_only())
+            .await
+            .is_err()
+    );
+    assert!(!missing.exists());
 }

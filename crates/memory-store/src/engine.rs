@@ -88,6 +88,17 @@ impl MemoryStores {
         Ok(Self::new(p))
     }
 
+    /// Opens the existing SQLite database at `path` read-only, on a blocking thread
+    /// ([`SqlitePersistence::open_read_only`]: nothing on disk changes). Writes fail; a
+    /// caller that reads only (a dream's source) puts a read-only policy in front.
+    pub async fn open_read_only(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_owned();
+        let p = tokio::task::spawn_blocking(move || SqlitePersistence::open_read_only(path))
+            .await
+            .map_err(crate::error::SqliteError::from)??;
+        Ok(Self::new(p))
+    }
+
     /// An engine over a private in-memory SQLite database (for tests).
     pub fn open_in_memory() -> Result<Self> {
         Ok(Self::new(SqlitePersistence::open_in_memory()?))

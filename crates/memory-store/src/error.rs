@@ -247,6 +247,15 @@ pub(crate) enum SqliteError {
         found: i64,
         known: i64,
     },
+    #[error(
+        "{path} has memory-store schema version {found}, older than the {known} this build \
+         reads; a read-only open cannot migrate it (open it once read-write, e.g. with `memory serve`)"
+    )]
+    NeedsMigration {
+        path: String,
+        found: i64,
+        known: i64,
+    },
     #[error("SQLite failed on {path}: {source}")]
     Sqlite {
         path: String,

@@ -82,6 +82,8 @@ pub struct SqlitePersistence {
     open: Mutex<usize>,
     max: usize,
     in_memory: bool,
+    /// Opened by [`SqlitePersistence::open_read_only`]: every connection is read-only.
+    read_only: bool,
     write_lock: Mutex<()>,
 }
 
@@ -127,6 +129,22 @@ impl SqlitePersistence {
         Ok(Self::from_first(path, first, 4, false))
     }
 
+    /// Opens the existing database at `path` so that nothing on disk changes: no file is
+    /// created, no table created or migrated (a database at another schema version is
+    /// refused), and every connection is read-only. While no `-wal` file exists (no process
+    /// has the database open, every commit is in the main file) the file is read as immutable,
+    /// because a read-only connection to a WAL database would otherwise create `-wal` and
+    /// `-shm` files and leave them behind. Blocking, as [`open`](Self::open). Writes through
+    /// an engine over it fail; put a read-only policy in front to refuse them in words.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_owned();
+        let first = connect_read_only(&path)?;
+        check_current(&first, &path)?;
+        let mut persistence = Self::from_first(path, first, 4, false);
+        persistence.read_only = true;
+        Ok(persistence)
+    }
+
     /// A private in-memory database, gone when dropped. For tests.
     pub fn open_in_memory() -> Result<Self> {
         let path = PathBuf::from(":memory:");
@@ -143,6 +161,7 @@ impl SqlitePersistence {
             open: Mutex::new(1),
             max,
             in_memory,
+            read_only: false,
             write_lock: Mutex::new(()),
         }
     }
@@ -185,7 +204,12 @@ impl SqlitePersistence {
                     *open += 1;
                     drop(open);
                     drop(idle);
-                    return Self::connect(&self.path, false).inspect_err(|_| {
+                    let conn = if self.read_only {
+                        connect_read_only(&self.path)
+                    } else {
+                        Self::connect(&self.path, false)
+                    };
+                    return conn.inspect_err(|_| {
                         *lock(&self.open) -= 1;
                         self.freed.notify_one();
                     });
@@ -291,6 +315,80 @@ fn create_private(path: &Path) -> Result<(), SqliteError> {
 /// many processes at once, one of them switching it to WAL or creating the schema can make the
 /// others' first statements answer "database is locked" before the busy timeout applies (a
 /// journal-mode change and a read that must upgrade do not wait). Bounded: 10 s in all.
+/// A read-only connection to `path` (see [`SqlitePersistence::open_read_only`]): immutable
+/// while no `-wal` file exists beside it.
+fn connect_read_only(path: &Path) -> Result<Connection, SqliteError> {
+    let open_err = |source| SqliteError::Open {
+        path: path.display().to_string(),
+        source,
+    };
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let immutable = !Path::new(&wal).exists();
+    let absolute = std::path::absolute(path)
+        .map_err(|_| open_err(rusqlite::Error::InvalidPath(path.into())))?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(read_only_uri(&absolute, immutable), flags)
+        .map_err(open_err)?;
+    conn.busy_timeout(Duration::from_secs(5))
+        .map_err(|e| Ctx(path).err(e))?;
+    Ok(conn)
+}
+
+/// The `file:` URI of an absolute path (every byte but unreserved ones and `/`
+/// percent-encoded), read-only, and immutable when asked.
+fn read_only_uri(path: &Path, immutable: bool) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str(if immutable {
+        "?mode=ro&immutable=1"
+    } else {
+        "?mode=ro"
+    });
+    uri
+}
+
+/// Refuses, without changing anything, a database that is not memory-store's at exactly this
+/// build's schema version (a read-only open cannot migrate it).
+fn check_current(conn: &Connection, path: &Path) -> Result<(), SqliteError> {
+    let ctx = Ctx(path);
+    let app: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(|e| ctx.err(e))?;
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|e| ctx.err(e))?;
+    let path = path.display().to_string();
+    if app != APPLICATION_ID {
+        return Err(SqliteError::Foreign {
+            path,
+            why: format!("application_id {app:#010x}"),
+        });
+    }
+    match version.cmp(&SCHEMA_VERSION) {
+        std::cmp::Ordering::Equal => Ok(()),
+        std::cmp::Ordering::Greater => Err(SqliteError::TooNew {
+            path,
+            found: version,
+            known: SCHEMA_VERSION,
+        }),
+        std::cmp::Ordering::Less => Err(SqliteError::NeedsMigration {
+            path,
+            found: version,
+            known: SCHEMA_VERSION,
+        }),
+    }
+}
+
 fn prepare(conn: &mut Connection, path: &Path, wal: bool) -> Result<(), SqliteError> {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let mut pause = Duration::from_millis(2);
