@@ -64,7 +64,11 @@ fn command(name: &str, i: u64) -> Value {
             json!({"command": "create", "path": format!("/memories/new/{i}.md"), "file_text": "new\n"})
         }
         "str_replace" => {
-            let (old, new) = if i.is_multiple_of(2) { ("a", "b") } else { ("b", "a") };
+            let (old, new) = if i.is_multiple_of(2) {
+                ("a", "b")
+            } else {
+                ("b", "a")
+            };
             json!({"command": "str_replace", "path": "/memories/f/000.md",
                    "old_str": format!("counter: {old}"), "new_str": format!("counter: {new}")})
         }

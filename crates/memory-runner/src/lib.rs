@@ -29,13 +29,13 @@ pub use memory_core::messages::{
     StreamEvent, TextBlock, Tool, ToolCall, ToolResultBlock, ToolRunner, ToolUseBlock, Usage,
     events_of, memory_call_summary,
 };
+pub use search_tool::SearchTool;
 #[cfg(feature = "stores")]
 pub use store::open_mount;
 pub use store::{
     BoxError, OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes, open,
     open_url, open_with,
 };
-pub use search_tool::SearchTool;
 pub use stores::STORE_API_KEY_VAR;
 
 /// The memory tool and everything below it, so one dependency is enough.
