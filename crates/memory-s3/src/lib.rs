@@ -8,6 +8,8 @@ mod error;
 mod foreign;
 mod s3;
 mod storage;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use s3::{S3OpenError, S3Options, URL_OPTIONS};
 pub use storage::ObjectStoreStorage;

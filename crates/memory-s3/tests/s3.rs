@@ -3,7 +3,7 @@
 //! 1,000-key page, objects land where the README says, and `s3://` URLs configured from
 //! `AWS_*` variables work.
 
-mod common;
+use memory_s3::testing as common;
 
 use std::sync::Arc;
 
@@ -22,10 +22,7 @@ fn p(raw: &str) -> MemoryPath {
 /// race. (moto 5.2.5, pinned by the script, does.)
 #[tokio::test]
 async fn server_honours_conditional_requests() {
-    let Some(server) = common::S3Server::from_env("server_honours_conditional_requests").await
-    else {
-        return;
-    };
+    let server = common::S3Server::from_env("server_honours_conditional_requests").await;
     let store = server.options("").object_store().unwrap();
     let key = Path::from("conditional/a");
     let first = store
@@ -106,9 +103,7 @@ async fn server_honours_conditional_requests() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn listings_follow_every_page() {
     const FILES: usize = 1_005;
-    let Some(server) = common::S3Server::from_env("listings_follow_every_page").await else {
-        return;
-    };
+    let server = common::S3Server::from_env("listings_follow_every_page").await;
     let storage = Arc::new(server.storage("paged"));
     // Seed straight through object_store (one PUT each), many at once.
     let store = Arc::clone(storage.object_store());
@@ -153,9 +148,7 @@ async fn listings_follow_every_page() {
 /// is `PREFIX/.memory-count`, outside `memories/`.
 #[tokio::test]
 async fn object_layout() {
-    let Some(server) = common::S3Server::from_env("object_layout").await else {
-        return;
-    };
+    let server = common::S3Server::from_env("object_layout").await;
     let storage = server.storage("/tenant/one/");
     assert_eq!(storage.prefix(), "tenant/one");
     for path in [
@@ -191,9 +184,7 @@ async fn object_layout() {
 /// see each other.
 #[tokio::test]
 async fn url_and_aws_variables() {
-    let Some(server) = common::S3Server::from_env("url_and_aws_variables").await else {
-        return;
-    };
+    let server = common::S3Server::from_env("url_and_aws_variables").await;
     let vars = || server.env().into_iter().map(|(k, v)| (k.to_owned(), v));
     let a = S3Options::from_url(&format!("s3://{}/tenant-a", server.bucket))
         .unwrap()
@@ -220,9 +211,7 @@ async fn url_and_aws_variables() {
 /// bucket; the model sees only the generic text.
 #[tokio::test]
 async fn missing_bucket_is_a_clear_error() {
-    let Some(server) = common::S3Server::from_env("missing_bucket_is_a_clear_error").await else {
-        return;
-    };
+    let server = common::S3Server::from_env("missing_bucket_is_a_clear_error").await;
     let mut options = server.options("x");
     options.bucket = "no-such-bucket-for-memory".into();
     let storage = options.build().unwrap();

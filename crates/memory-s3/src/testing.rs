@@ -1,13 +1,13 @@
-//! The S3 server the real-protocol tests run against: moto's `moto_server`, started by
-//! `scripts/s3-test-server.sh`, found through `MEMORY_TEST_S3_ENDPOINT`. Each test run gets a
-//! bucket of its own.
-
-#![allow(dead_code, unreachable_pub)]
+//! The S3 server real-protocol tests run against (feature `testing`): moto's `moto_server`,
+//! started by `scripts/s3-test-server.sh`, found through `MEMORY_TEST_S3_ENDPOINT`. Each test
+//! gets a bucket of its own. Used by this crate's tests and by the crates whose tests put
+//! their stores on S3; a test that needs the server fails, saying how to start it, when the
+//! variable is unset.
 
 use std::io::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use memory_s3::{ObjectStoreStorage, S3Options};
+use crate::{ObjectStoreStorage, S3Options};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The variable naming the S3 endpoint, e.g. `http://127.0.0.1:5123`.
@@ -16,26 +16,30 @@ pub const ENDPOINT_VAR: &str = "MEMORY_TEST_S3_ENDPOINT";
 /// A bucket of this run on the test server.
 #[derive(Debug, Clone)]
 pub struct S3Server {
+    /// The server's base URL, e.g. `http://127.0.0.1:5123`.
     pub endpoint: String,
+    /// The bucket made for this test.
     pub bucket: String,
 }
 
-/// Prints straight to the terminal: the test harness captures `println!`, and a skipped
-/// real-protocol test must be visible.
+/// Prints straight to the terminal: the test harness captures `println!`, and a figure a
+/// test reports (a fill's duration) must be visible.
 pub fn say(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 impl S3Server {
-    /// The server from `MEMORY_TEST_S3_ENDPOINT` with a new bucket, or `None` (after printing
-    /// a visible "skipped" line) when the variable is not set.
-    pub async fn from_env(test: &str) -> Option<S3Server> {
+    /// The server from `MEMORY_TEST_S3_ENDPOINT` with a new bucket.
+    ///
+    /// # Panics
+    /// When the variable is unset (the test `test` needs a real S3 API: it fails loudly, never
+    /// skips), or the server cannot create the bucket.
+    pub async fn from_env(test: &str) -> S3Server {
         let Ok(endpoint) = std::env::var(ENDPOINT_VAR) else {
-            say(&format!(
-                "skipped: set {ENDPOINT_VAR} to run {test} against a real S3 API \
-                 (scripts/s3-test-server.sh run -- cargo test -p memory-s3)"
-            ));
-            return None;
+            panic!(
+                "{test} needs a real S3 API and {ENDPOINT_VAR} is not set: run it under \
+                 `scripts/s3-test-server.sh run -- cargo test ...` (scripts/test.sh does)"
+            );
         };
         let endpoint = endpoint.trim_end_matches('/').to_owned();
         let nanos = SystemTime::now()
@@ -47,7 +51,7 @@ impl S3Server {
             nanos % 1_000_000_000_000
         );
         create_bucket(&endpoint, &bucket).await;
-        Some(S3Server { endpoint, bucket })
+        S3Server { endpoint, bucket }
     }
 
     /// Options for a store under `prefix` in this run's bucket.
