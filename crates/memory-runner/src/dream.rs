@@ -342,7 +342,6 @@ impl Dream {
 /// Whether two store URLs name the same store: the same URL, or two folder (or two `sqlite:`)
 /// URLs whose paths are the same file-system entry.
 fn same_store(from: &str, into: &str) -> bool {
-    use crate::Scheme;
     let (from, into) = (strip_query(from), strip_query(into));
     if from == into {
         return true;
@@ -356,9 +355,9 @@ fn same_store(from: &str, into: &str) -> bool {
     let path = |url: &crate::StoreUrl| -> Option<std::path::PathBuf> {
         match url.scheme() {
             #[cfg(feature = "fs")]
-            Scheme::Dir => memory_fs::fs_url_path(url.as_str()).ok(),
+            crate::Scheme::Dir => memory_fs::fs_url_path(url.as_str()).ok(),
             #[cfg(feature = "sqlite")]
-            Scheme::Sqlite => memory_sqlite::sqlite_url_path(url.as_str()).ok(),
+            crate::Scheme::Sqlite => memory_sqlite::sqlite_url_path(url.as_str()).ok(),
             _ => None,
         }
     };
