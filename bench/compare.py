@@ -193,7 +193,8 @@ def main() -> int:
         Runner("memory enc-sqlite",
                [m, "exec", "--store", "sqlite:{root}/memory.db", "--encryption-key-file", key]),
         Runner("memory mem (no disk)", [m, "exec", "--store", "mem:"], persistent=False),
-        # The SDKs' own durability: they never fsync.
+        # No fsync at all (the Python SDK fsyncs each file it writes, not its folder: its
+        # like-for-like setting is sync=data).
         Runner("memory fs sync=none", [m, "exec", "--store", "file:{root}?sync=none"],
                files_in_sdk_layout=True),
         Runner("memory sqlite sync=none", [m, "exec", "--store", "sqlite:{root}/memory.db?sync=none"]),
