@@ -8,22 +8,15 @@
 //! Each task `str_replace`s in a file of its own through `MemoryTool`, so the tasks never
 //! conflict and every edit is one committed write.
 
-use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use memory_bench::concurrent_edits::{self, EDITS_PER_ROUND, TASKS};
 use memory_bench::fixtures::scratch_dir;
-use memory_core::{MemoryHandler, MemoryTool};
+use memory_core::MemoryTool;
 use memory_sqlite::{SqliteOptions, SqliteStorage, SyncMode};
-use serde_json::json;
-
-/// The writer counts compared.
-const TASKS: [usize; 2] = [1, 8];
-
-/// Edits each task makes per timed round.
-const EDITS_PER_ROUND: usize = 8;
 
 fn group_commit(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -41,47 +34,14 @@ fn group_commit(c: &mut Criterion) {
         )
         .expect("open the database");
         let tool = Arc::new(MemoryTool::new(storage));
-        rt.block_on(async {
-            for task in 0..tasks {
-                let out = tool
-                    .execute(&json!({
-                        "command": "create",
-                        "path": format!("/memories/task-{task}.md"),
-                        "file_text": "counter: a\n",
-                    }))
-                    .await;
-                assert!(!out.is_error, "seed: {out:?}");
-            }
-        });
+        rt.block_on(concurrent_edits::seed(&tool, tasks));
         group.throughput(Throughput::Elements((tasks * EDITS_PER_ROUND) as u64));
         group.bench_function(format!("{tasks}"), |b| {
             b.iter_custom(|iters| {
                 rt.block_on(async {
                     let start = Instant::now();
                     for _ in 0..iters {
-                        let mut running = Vec::with_capacity(tasks);
-                        for task in 0..tasks {
-                            let tool = Arc::clone(&tool);
-                            running.push(tokio::spawn(async move {
-                                let path = format!("/memories/task-{task}.md");
-                                for _ in 0..EDITS_PER_ROUND / 2 {
-                                    for (old, new) in [("a", "b"), ("b", "a")] {
-                                        let out = tool
-                                            .execute(&json!({
-                                                "command": "str_replace", "path": path,
-                                                "old_str": format!("counter: {old}"),
-                                                "new_str": format!("counter: {new}"),
-                                            }))
-                                            .await;
-                                        assert!(!out.is_error, "edit: {out:?}");
-                                        black_box(out);
-                                    }
-                                }
-                            }));
-                        }
-                        for task in running {
-                            task.await.expect("an edit task");
-                        }
+                        concurrent_edits::round(&tool, tasks).await;
                     }
                     start.elapsed()
                 })
