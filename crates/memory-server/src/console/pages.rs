@@ -14,7 +14,7 @@ use memory_store::{
 };
 
 use super::html::{self, count, esc, q, seg, size};
-use super::{Viewer, diff, error_box, read_post, redirect, session, viewer};
+use super::{Post, Viewer, diff, error_box, read_post, redirect, session, viewer};
 use crate::api::App;
 use memory_core::archive;
 
@@ -575,14 +575,11 @@ pub(crate) async fn archive_store(
             let post = read_post(&app, request, true).await?;
             let v = &post.viewer;
             let back = store_url(&store_id);
-            if !post.ticked("confirm") {
-                return Err(refused(
-                    v,
-                    StatusCode::BAD_REQUEST,
-                    "Nothing was archived: tick the box to confirm that archiving cannot be undone.",
-                    &back,
-                ));
-            }
+            confirmed(
+                &post,
+                "Nothing was archived: tick the box to confirm that archiving cannot be undone.",
+                &back,
+            )?;
             app.engine
                 .archive_store(&store_id)
                 .await
@@ -628,6 +625,21 @@ pub(crate) async fn delete_store(
 }
 
 /// A refusal of the console's own (a missing confirmation...), in words.
+/// A one-way action (archive, delete, redact) goes ahead only with its box ticked; otherwise
+/// a 400 page says, in `refusal`, that nothing was done and why.
+fn confirmed(post: &Post, refusal: &str, back: &str) -> Result<(), Response> {
+    if post.ticked("confirm") {
+        Ok(())
+    } else {
+        Err(refused(
+            &post.viewer,
+            StatusCode::BAD_REQUEST,
+            refusal,
+            back,
+        ))
+    }
+}
+
 fn refused(v: &Viewer, status: StatusCode, headline: &str, back: &str) -> Response {
     let body = html::message("error", headline, None)
         + &format!("<p><a href=\"{}\">Go back</a></p>", esc(back));
@@ -1032,14 +1044,11 @@ pub(crate) async fn delete_memory(
             let post = read_post(&app, request, true).await?;
             let v = &post.viewer;
             let back = memory_url(&store_id, &memory_id);
-            if !post.ticked("confirm") {
-                return Err(refused(
-                    v,
-                    StatusCode::BAD_REQUEST,
-                    "Nothing was deleted: tick the box to confirm.",
-                    &back,
-                ));
-            }
+            confirmed(
+                &post,
+                "Nothing was deleted: tick the box to confirm.",
+                &back,
+            )?;
             let expected = post.field("content_sha256").filter(|s| !s.is_empty());
             app.engine
                 .delete_memory(&store_id, &memory_id, expected, v.actor())
@@ -1347,14 +1356,11 @@ pub(crate) async fn redact(
             let post = read_post(&app, request, true).await?;
             let v = &post.viewer;
             let back = version_url(&store_id, &version_id);
-            if !post.ticked("confirm") {
-                return Err(refused(
-                    v,
-                    StatusCode::BAD_REQUEST,
-                    "Nothing was redacted: tick the box to confirm that redaction cannot be undone.",
-                    &back,
-                ));
-            }
+            confirmed(
+                &post,
+                "Nothing was redacted: tick the box to confirm that redaction cannot be undone.",
+                &back,
+            )?;
             app.engine
                 .redact_version(&store_id, &version_id, v.actor())
                 .await
