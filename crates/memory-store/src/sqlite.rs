@@ -360,6 +360,19 @@ fn read_only_uri(path: &Path, immutable: bool) -> String {
 /// Refuses, without changing anything, a database that is not memory-store's at exactly this
 /// build's schema version (a read-only open cannot migrate it).
 fn check_current(conn: &Connection, path: &Path) -> Result<(), SqliteError> {
+    match identify(conn, path)? {
+        SCHEMA_VERSION => Ok(()),
+        found => Err(SqliteError::NeedsMigration {
+            path: path.display().to_string(),
+            found,
+            known: SCHEMA_VERSION,
+        }),
+    }
+}
+
+/// What the database at `path` holds: memory-store's schema version (0 for an empty
+/// database), or a refusal for another application's file or a schema newer than this build.
+fn identify(conn: &Connection, path: &Path) -> Result<i64, SqliteError> {
     let ctx = Ctx(path);
     let app: i32 = conn
         .pragma_query_value(None, "application_id", |r| r.get(0))
@@ -367,26 +380,34 @@ fn check_current(conn: &Connection, path: &Path) -> Result<(), SqliteError> {
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .map_err(|e| ctx.err(e))?;
-    let path = path.display().to_string();
-    if app != APPLICATION_ID {
-        return Err(SqliteError::Foreign {
-            path,
-            why: format!("application_id {app:#010x}"),
-        });
+    let foreign = |why: String| SqliteError::Foreign {
+        path: path.display().to_string(),
+        why,
+    };
+    if app == APPLICATION_ID {
+        if version > SCHEMA_VERSION {
+            return Err(SqliteError::TooNew {
+                path: path.display().to_string(),
+                found: version,
+                known: SCHEMA_VERSION,
+            });
+        }
+        return Ok(version);
     }
-    match version.cmp(&SCHEMA_VERSION) {
-        std::cmp::Ordering::Equal => Ok(()),
-        std::cmp::Ordering::Greater => Err(SqliteError::TooNew {
-            path,
-            found: version,
-            known: SCHEMA_VERSION,
-        }),
-        std::cmp::Ordering::Less => Err(SqliteError::NeedsMigration {
-            path,
-            found: version,
-            known: SCHEMA_VERSION,
-        }),
+    if app != 0 {
+        return Err(foreign(format!("application_id {app:#010x}")));
     }
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| ctx.err(e))?;
+    if tables > 0 || version != 0 {
+        return Err(foreign("it holds tables of another application".into()));
+    }
+    Ok(0)
 }
 
 fn prepare(conn: &mut Connection, path: &Path, wal: bool) -> Result<(), SqliteError> {
@@ -405,49 +426,13 @@ fn prepare(conn: &mut Connection, path: &Path, wal: bool) -> Result<(), SqliteEr
 
 fn prepare_once(conn: &mut Connection, path: &Path, wal: bool) -> Result<(), SqliteError> {
     let ctx = Ctx(path);
-    let identify = |conn: &Connection| -> Result<i64, SqliteError> {
-        let app: i32 = conn
-            .pragma_query_value(None, "application_id", |r| r.get(0))
-            .map_err(|e| ctx.err(e))?;
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(|e| ctx.err(e))?;
-        let foreign = |why: String| SqliteError::Foreign {
-            path: path.display().to_string(),
-            why,
-        };
-        if app == APPLICATION_ID {
-            if version > SCHEMA_VERSION {
-                return Err(SqliteError::TooNew {
-                    path: path.display().to_string(),
-                    found: version,
-                    known: SCHEMA_VERSION,
-                });
-            }
-            return Ok(version);
-        }
-        if app != 0 {
-            return Err(foreign(format!("application_id {app:#010x}")));
-        }
-        let tables: i64 = conn
-            .query_row(
-                "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(|e| ctx.err(e))?;
-        if tables > 0 || version != 0 {
-            return Err(foreign("it holds tables of another application".into()));
-        }
-        Ok(0)
-    };
     // One snapshot: read outside a transaction, the three checks could straddle another
     // process's schema creation and see half of it (a file "of another application").
     let current = {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Deferred)
             .map_err(|e| ctx.err(e))?;
-        let current = identify(&tx)?;
+        let current = identify(&tx, path)?;
         tx.commit().map_err(|e| ctx.err(e))?;
         current
     };
@@ -461,7 +446,7 @@ fn prepare_once(conn: &mut Connection, path: &Path, wal: bool) -> Result<(), Sql
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| ctx.err(e))?;
-    let from = identify(&tx)?;
+    let from = identify(&tx, path)?;
     for sql in MIGRATIONS.iter().skip(from as usize) {
         tx.execute_batch(sql).map_err(|e| ctx.err(e))?;
     }
