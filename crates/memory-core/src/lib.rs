@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod archive;
+mod backoff;
 mod capabilities;
 mod command;
 #[cfg(any(feature = "conformance", test))]

@@ -5,6 +5,7 @@ use std::fmt;
 use async_trait::async_trait;
 use base64::Engine as _;
 
+use crate::backoff::pause_before_retry;
 use crate::render::{self, MAX_LINES};
 use crate::{
     CreateMode, Entry, Error, Limits, MemoryHandler, MemoryPath, Storage, ToolOutput, ViewRange,
@@ -140,7 +141,8 @@ impl<S: Storage> MemoryTool<S> {
 
     /// Read-modify-write under compare-and-swap: `edit` computes the new text from the current
     /// one (or returns the error to show), and a conflicting writer makes it run again on fresh
-    /// content, up to `max_edit_retries` times.
+    /// content, up to `max_edit_retries` times, after a short random pause that grows with each
+    /// lost round (see [`pause_before_retry`]).
     async fn edit(
         &self,
         command: &str,
@@ -148,7 +150,10 @@ impl<S: Storage> MemoryTool<S> {
         missing: &str,
         edit: impl Fn(&str) -> Result<(String, ToolOutput), ToolOutput> + Send + Sync,
     ) -> ToolOutput {
-        for _ in 0..=self.limits.max_edit_retries {
+        for attempt in 0..=self.limits.max_edit_retries {
+            if attempt > 0 {
+                pause_before_retry(attempt).await;
+            }
             let (text, version) = match self.read_text(command, path, missing).await {
                 Ok(found) => found,
                 Err(out) => return out,
