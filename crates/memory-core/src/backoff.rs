@@ -25,11 +25,14 @@ const MAX_PAUSE: Duration = Duration::from_millis(50);
 /// `lost_rounds` counts the conflicts so far (1 after the first). The first retry waits at most
 /// 2 ms, so a single collision costs almost nothing.
 pub(crate) async fn pause_before_retry(lost_rounds: u32) {
-    let ceiling_micros = 1_000u64
-        .saturating_mul(1u64 << lost_rounds.min(16))
-        .min(MAX_PAUSE.as_micros() as u64);
+    let ceiling_micros = pause_ceiling(lost_rounds).as_micros() as u64;
     let micros = random_u64() % (ceiling_micros + 1);
     Pause::new(Duration::from_micros(micros)).await;
+}
+
+/// The longest pause after `lost_rounds` conflicts: 2 ms, 4 ms, 8 ms, ... up to 50 ms.
+fn pause_ceiling(lost_rounds: u32) -> Duration {
+    Duration::from_millis(1u64 << lost_rounds.min(16)).min(MAX_PAUSE)
 }
 
 /// A random number from the standard library's per-process random hash keys: enough to
@@ -125,6 +128,13 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         assert!(started.elapsed() >= Duration::from_millis(5));
+    }
+
+    #[test]
+    fn the_ceiling_doubles_up_to_its_cap() {
+        let ms = |n| pause_ceiling(n).as_millis();
+        assert_eq!((ms(1), ms(2), ms(5)), (2, 4, 32));
+        assert_eq!((ms(6), ms(64), ms(u32::MAX)), (50, 50, 50));
     }
 
     #[test]
