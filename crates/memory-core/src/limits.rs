@@ -14,8 +14,10 @@ pub struct Limits {
     /// Most files the store may hold, hidden ones included (default 2,000).
     pub max_files: usize,
     /// How many times an edit (`str_replace`, `insert`) is retried on fresh content when another
-    /// writer changed the file in between (default 64). Each round lets at least one writer
-    /// through, so this bounds the wait, not correctness.
+    /// writer changed the file in between (default 64). Each retry waits a short random time
+    /// first (at most 2 ms after the first conflict, doubling up to 50 ms), so that writers
+    /// colliding over and over spread apart. Each round lets at least one writer through, so
+    /// this bounds the wait, not correctness.
     pub max_edit_retries: u32,
 }
 
