@@ -42,6 +42,9 @@ pub(crate) struct Settings {
     pub(crate) connect_timeout: Duration,
     pub(crate) pool_size: usize,
     pub(crate) sync: SyncMode,
+    /// Opened read-only ([`Settings::read_only`]): every session starts with
+    /// `default_transaction_read_only = on`, and the open checks rather than prepares.
+    pub(crate) read_only: bool,
     /// Where the trusted CA certificates come from, when TLS is on.
     pub(crate) tls_roots: Option<Roots>,
     /// The TLS configuration, when TLS is on.
@@ -61,6 +64,7 @@ impl fmt::Debug for Settings {
             .field("connect_timeout", &self.connect_timeout)
             .field("pool_size", &self.pool_size)
             .field("sync", &self.sync)
+            .field("read_only", &self.read_only)
             .field("tls_roots", &self.tls_roots)
             .finish()
     }
@@ -242,6 +246,7 @@ impl Settings {
         };
         pg.options(format!("-c synchronous_commit={commit}"));
         Ok(Settings {
+            read_only: false,
             pg,
             host,
             port,
@@ -255,6 +260,20 @@ impl Settings {
             tls_roots,
             tls,
         })
+    }
+}
+
+impl Settings {
+    /// These settings for a read-only open: every connection's session starts with
+    /// `default_transaction_read_only = on`, so that the server refuses any write made
+    /// through it (a statement, or a transaction begun without `READ WRITE`), whatever the
+    /// code above it does.
+    pub(crate) fn read_only(mut self) -> Self {
+        let options = self.pg.get_options().unwrap_or_default().to_owned();
+        self.pg
+            .options(format!("{options} -c default_transaction_read_only=on").trim_start());
+        self.read_only = true;
+        self
     }
 }
 
@@ -282,6 +301,16 @@ mod tests {
         assert_eq!(s.pg.get_options(), Some("-c synchronous_commit=off"));
         let debug = format!("{s:?}");
         assert!(!debug.contains("pw"), "{debug}");
+    }
+
+    #[test]
+    fn read_only_sessions_start_read_only() {
+        let s = parse("postgres://u@h/d?sync=data").unwrap().read_only();
+        assert!(s.read_only);
+        assert_eq!(
+            s.pg.get_options(),
+            Some("-c synchronous_commit=local -c default_transaction_read_only=on")
+        );
     }
 
     #[test]

@@ -132,6 +132,41 @@ pub enum PostgresOpenError {
         /// The newest version this build knows ([`SCHEMA_VERSION`](crate::SCHEMA_VERSION)).
         supported: i32,
     },
+    /// A read-only open found no such schema in the database: a read-only open creates
+    /// nothing.
+    #[error(
+        "schema {schema} does not exist in database {database}; a read-only open creates nothing: check ?schema=NAME, or open the store once without read-only to create it"
+    )]
+    SchemaMissing {
+        /// The schema.
+        schema: String,
+        /// The database.
+        database: String,
+    },
+    /// A read-only open found the schema at an older version than this build's (or not yet
+    /// made: version 0): a read-only open migrates nothing.
+    #[error(
+        "schema {schema} is at memory-postgres schema version {found}, older than the version {supported} this build reads; a read-only open migrates nothing: open the store once without read-only to upgrade it"
+    )]
+    SchemaNeedsUpgrade {
+        /// The schema.
+        schema: String,
+        /// The version found (0 for a schema holding no memory-postgres tables yet).
+        found: i32,
+        /// The version this build reads ([`SCHEMA_VERSION`](crate::SCHEMA_VERSION)).
+        supported: i32,
+    },
+    /// A read-only open of a memory-tool store found no row for its root: a read-only open
+    /// creates nothing.
+    #[error(
+        "schema {schema} holds no store with root {root}; a read-only open creates nothing: check ?root=NAME, or open the store once without read-only to create it"
+    )]
+    RootMissing {
+        /// The schema.
+        schema: String,
+        /// The root.
+        root: String,
+    },
     /// A query failed while the store was being opened (migrations, the root's row).
     #[error("PostgreSQL at {host}:{port} failed while opening the store: {source}")]
     Database {

@@ -15,10 +15,11 @@ mod tls;
 pub use error::PostgresOpenError;
 pub use storage::PostgresStorage;
 #[cfg(feature = "stores")]
-pub use stores::{PostgresPersistence, STORES_ACCEPTED_OPTIONS};
+pub use stores::{PostgresPersistence, ReadOnlyEngine, STORES_ACCEPTED_OPTIONS};
 
 /// The schema version this release writes (the number of migrations it knows). Older schemas
 /// are migrated when opened; newer ones are refused with [`PostgresOpenError::SchemaTooNew`].
+/// A read-only open (`from_url_read_only`) reads only a schema at exactly this version.
 pub const SCHEMA_VERSION: i32 = schema::SCHEMA_VERSION;
 
 /// The options a `postgres://` store URL accepts.

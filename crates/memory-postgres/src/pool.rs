@@ -1,4 +1,4 @@
-//! The connection pool, and the first connection that checks and migrates the schema.
+//! The connection pool, and the first connection that checks and migrates the schema (or, read-only, only checks it).
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 
@@ -8,7 +8,8 @@ use crate::schema::{self, PrepareError};
 use crate::tls::{HandshakeError, MakeRustls};
 
 /// Builds the pool, connects once (so that an unreachable server or a refused login is an
-/// error now, naming host and port), and prepares the schema (and `root`'s row, if given).
+/// error now, naming host and port), and prepares the schema (and `root`'s row, if given);
+/// for read-only settings, only checks them ([`schema::check_read_only`]).
 pub(crate) async fn connect(
     settings: &Settings,
     root: Option<&str>,
@@ -33,7 +34,11 @@ pub(crate) async fn connect(
             reason: format!("the connection pool cannot be built ({e})"),
         })?;
     let mut client = pool.get().await.map_err(|e| connect_error(settings, e))?;
-    let prepared = schema::prepare(&mut client, &settings.database, &settings.schema, root).await;
+    let prepared = if settings.read_only {
+        schema::check_read_only(&client, &settings.database, &settings.schema, root).await
+    } else {
+        schema::prepare(&mut client, &settings.database, &settings.schema, root).await
+    };
     drop(client);
     match prepared {
         Ok(()) => Ok(pool),

@@ -5,6 +5,9 @@
 //! schema name, so that processes opening the same schema at once apply each migration once
 //! and none sees a half-made schema; a schema whose newest recorded migration is newer than
 //! this build knows is refused.
+//!
+//! A read-only open ([`check_read_only`]) takes no lock and runs no DDL: it only checks that
+//! the schema is already at exactly this build's version.
 
 use tokio_postgres::Client;
 
@@ -128,14 +131,8 @@ impl From<tokio_postgres::Error> for PrepareError {
     }
 }
 
-/// Checks the database, creates or migrates `schema` under the advisory lock, and makes sure
-/// `root`, if given, has its row (an empty store of its own).
-pub(crate) async fn prepare(
-    client: &mut Client,
-    database: &str,
-    schema: &str,
-    root: Option<&str>,
-) -> Result<(), PrepareError> {
+/// Refuses a database that is not UTF-8.
+async fn check_encoding(client: &Client, database: &str) -> Result<(), PrepareError> {
     let encoding: String = client
         .query_one("SELECT pg_encoding_to_char(encoding)::text FROM pg_database WHERE datname = current_database()", &[])
         .await?
@@ -146,6 +143,118 @@ pub(crate) async fn prepare(
             encoding,
         }));
     }
+    Ok(())
+}
+
+/// The read-only open's check, which writes nothing and takes no lock: the database is UTF-8,
+/// `schema` exists at exactly [`SCHEMA_VERSION`] (a missing, foreign, older or newer schema is
+/// refused, saying what to do), and `root`, if given, has its row. Every query only reads
+/// (and the session is `default_transaction_read_only`, so none could write).
+pub(crate) async fn check_read_only(
+    client: &Client,
+    database: &str,
+    schema: &str,
+    root: Option<&str>,
+) -> Result<(), PrepareError> {
+    check_encoding(client, database).await?;
+    let s = quoted(schema);
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])
+        .await?
+        .is_some();
+    if !exists {
+        return Err(PrepareError::Refused(PostgresOpenError::SchemaMissing {
+            schema: schema.to_owned(),
+            database: database.to_owned(),
+        }));
+    }
+    let has_table = client
+        .query_opt(
+            "SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations'",
+            &[&schema],
+        )
+        .await?
+        .is_some();
+    let found: i32 = if has_table {
+        client
+            .query_one(
+                &format!("SELECT coalesce(max(version), 0) FROM {s}.schema_migrations"),
+                &[],
+            )
+            .await?
+            .get(0)
+    } else {
+        if let Some(tables) = foreign_tables(client, schema).await? {
+            return Err(PrepareError::Refused(PostgresOpenError::ForeignSchema {
+                schema: schema.to_owned(),
+                tables,
+            }));
+        }
+        0
+    };
+    if found > SCHEMA_VERSION {
+        return Err(PrepareError::Refused(PostgresOpenError::SchemaTooNew {
+            schema: schema.to_owned(),
+            found,
+            supported: SCHEMA_VERSION,
+        }));
+    }
+    if found < SCHEMA_VERSION {
+        return Err(PrepareError::Refused(
+            PostgresOpenError::SchemaNeedsUpgrade {
+                schema: schema.to_owned(),
+                found,
+                supported: SCHEMA_VERSION,
+            },
+        ));
+    }
+    if let Some(root) = root {
+        let known = client
+            .query_opt(
+                &format!("SELECT 1 FROM {s}.roots WHERE root = $1"),
+                &[&root],
+            )
+            .await?
+            .is_some();
+        if !known {
+            return Err(PrepareError::Refused(PostgresOpenError::RootMissing {
+                schema: schema.to_owned(),
+                root: root.to_owned(),
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// Some of the tables (and other relations) in `schema`, joined, when it holds any.
+async fn foreign_tables<C: tokio_postgres::GenericClient>(
+    client: &C,
+    schema: &str,
+) -> Result<Option<String>, PrepareError> {
+    let rows = client
+        .query(
+            "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+             ORDER BY c.relname LIMIT 5",
+            &[&schema],
+        )
+        .await?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let tables: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+    Ok(Some(tables.join(", ")))
+}
+
+/// Checks the database, creates or migrates `schema` under the advisory lock, and makes sure
+/// `root`, if given, has its row (an empty store of its own).
+pub(crate) async fn prepare(
+    client: &mut Client,
+    database: &str,
+    schema: &str,
+    root: Option<&str>,
+) -> Result<(), PrepareError> {
+    check_encoding(client, database).await?;
     let s = quoted(schema);
     let tx = client.transaction().await?;
     tx.execute(
@@ -176,19 +285,10 @@ pub(crate) async fn prepare(
             .await?
             .is_some();
         if !has_table {
-            let rows = tx
-                .query(
-                    "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                     WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
-                     ORDER BY c.relname LIMIT 5",
-                    &[&schema],
-                )
-                .await?;
-            if !rows.is_empty() {
-                let tables: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+            if let Some(tables) = foreign_tables(&tx, schema).await? {
                 return Err(PrepareError::Refused(PostgresOpenError::ForeignSchema {
                     schema: schema.to_owned(),
-                    tables: tables.join(", "),
+                    tables,
                 }));
             }
             // An empty schema made by an operator for us.

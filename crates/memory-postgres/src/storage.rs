@@ -57,6 +57,7 @@ impl fmt::Debug for PostgresStorage {
             .field("schema", &s.schema)
             .field("root", &s.root)
             .field("sync", &s.sync)
+            .field("read_only", &s.read_only)
             .field("pool_size", &status.max_size)
             .field("pool_open", &status.size)
             .finish()
@@ -94,6 +95,7 @@ struct Sql {
     move_files: String,
     search: String,
     unindexed: String,
+    any_unindexed: String,
     index_words: String,
 }
 
@@ -170,6 +172,9 @@ impl Sql {
             ),
             unindexed: format!(
                 "SELECT path, contents, version FROM {s}.files WHERE root = $1 AND words IS NULL"
+            ),
+            any_unindexed: format!(
+                "SELECT EXISTS (SELECT 1 FROM {s}.files WHERE root = $1 AND words IS NULL)"
             ),
             // Only the version read: a write in between wrote its own words.
             index_words: format!(
@@ -287,7 +292,33 @@ impl PostgresStorage {
         url: &str,
         options: StoreOptions,
     ) -> std::result::Result<Self, PostgresOpenError> {
-        let settings = Settings::parse(url, options)?;
+        Self::open(Settings::parse(url, options)?).await
+    }
+
+    /// Opens the existing store at `url` (as [`from_url`](Self::from_url) reads it) so that
+    /// nothing in the database changes: no advisory lock, no `CREATE`, no migration, no row
+    /// written. The open checks that the database is UTF-8, that the schema is at exactly
+    /// this build's [`SCHEMA_VERSION`](crate::SCHEMA_VERSION) and that the root has its row;
+    /// every session runs with `default_transaction_read_only = on`, so the server itself
+    /// refuses a write. Every change ([`Storage::write`], `delete`, `rename`,
+    /// `create_within`) is refused before it is sent, with
+    /// [`memory_core::read_only_refusal`] (`Error::Refused`, "/memories is read-only"), the
+    /// refusal of every read-only store; a search over rows another program left unindexed
+    /// reads the files instead of indexing them.
+    ///
+    /// # Errors
+    /// As [`from_url`](Self::from_url), and [`PostgresOpenError::SchemaMissing`],
+    /// [`PostgresOpenError::SchemaNeedsUpgrade`], [`PostgresOpenError::SchemaTooNew`],
+    /// [`PostgresOpenError::ForeignSchema`] or [`PostgresOpenError::RootMissing`], each
+    /// saying what to do.
+    pub async fn from_url_read_only(
+        url: &str,
+        options: StoreOptions,
+    ) -> std::result::Result<Self, PostgresOpenError> {
+        Self::open(Settings::parse(url, options)?.read_only()).await
+    }
+
+    async fn open(settings: Settings) -> std::result::Result<Self, PostgresOpenError> {
         let pool = crate::pool::connect(&settings, Some(&settings.root)).await?;
         tracing::debug!(
             host = %settings.host,
@@ -295,6 +326,7 @@ impl PostgresStorage {
             database = %settings.database,
             schema = %settings.schema,
             root = %settings.root,
+            read_only = settings.read_only,
             "opened the PostgreSQL memory store"
         );
         let sql = Sql::new(&settings.schema);
@@ -321,6 +353,19 @@ impl PostgresStorage {
     /// `synchronous_commit`).
     pub fn sync_mode(&self) -> SyncMode {
         self.inner.settings.sync
+    }
+
+    /// Whether the store was opened with [`from_url_read_only`](Self::from_url_read_only).
+    pub fn is_read_only(&self) -> bool {
+        self.inner.settings.read_only
+    }
+
+    /// Refuses a change of a store opened read-only.
+    fn refuse_if_read_only(&self, path: &MemoryPath) -> Result<()> {
+        if self.inner.settings.read_only {
+            return Err(memory_core::read_only_refusal(&MemoryPath::root(), path));
+        }
+        Ok(())
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object> {
@@ -537,6 +582,7 @@ impl Storage for PostgresStorage {
         contents: Vec<u8>,
         mode: WriteMode,
     ) -> Result<Version> {
+        self.refuse_if_read_only(path)?;
         match mode {
             WriteMode::Create => self.write_locked(path, contents, false, None).await,
             WriteMode::Overwrite => {
@@ -611,6 +657,7 @@ impl Storage for PostgresStorage {
     }
 
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
+        self.refuse_if_read_only(path)?;
         let client = self.client().await?;
         let root = self.root_param();
         if !path.is_root() {
@@ -666,6 +713,7 @@ impl Storage for PostgresStorage {
     }
 
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
+        self.refuse_if_read_only(from)?;
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(backend)?;
         self.lock_root(&tx).await?;
@@ -752,6 +800,7 @@ impl Storage for PostgresStorage {
         contents: Vec<u8>,
         max_files: usize,
     ) -> Result<Version> {
+        self.refuse_if_read_only(path)?;
         self.write_locked(path, contents, false, Some(max_files))
             .await
     }
@@ -763,7 +812,16 @@ impl Storage for PostgresStorage {
         /// Candidates fetched per round trip.
         const PAGE: i32 = 64;
         let mut client = self.client().await?;
-        self.index_unindexed(&client).await?;
+        if self.inner.settings.read_only {
+            if self.has_unindexed(&client).await? {
+                // A read-only store cannot index the rows changed behind its back: the scan
+                // over its reads answers instead, exact at the cost of reading every file.
+                drop(client);
+                return memory_core::search::scan(self, query).await;
+            }
+        } else {
+            self.index_unindexed(&client).await?;
+        }
         let under = query.under();
         let (lo, hi) = if under.is_root() {
             ("/memories/".to_owned(), "/memories0".to_owned())
@@ -813,6 +871,19 @@ impl Storage for PostgresStorage {
 }
 
 impl PostgresStorage {
+    /// Whether a row of this root has no words yet (inserted or rewritten by another program).
+    async fn has_unindexed(&self, client: &deadpool_postgres::Object) -> Result<bool> {
+        let stmt = client
+            .prepare_cached(&self.inner.sql.any_unindexed)
+            .await
+            .map_err(backend)?;
+        let row = client
+            .query_one(&stmt, &[&self.root_param()])
+            .await
+            .map_err(backend)?;
+        Ok(row.get(0))
+    }
+
     /// Writes the words of every row of this root whose `words` is NULL: rows inserted or
     /// rewritten by another program, or written before search existed.
     async fn index_unindexed(&self, client: &deadpool_postgres::Object) -> Result<()> {
@@ -845,5 +916,44 @@ impl PostgresStorage {
         }
         tracing::debug!(store = %self, indexed = rows.len(), "indexed rows changed behind the store's back");
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The server refuses a write on a read-only store's sessions, whatever the code above
+    /// sends: a statement on its own, and one in a transaction begun without `READ WRITE`.
+    /// Needs the test PostgreSQL (`scripts/pg-test-server.sh run -- ...`).
+    #[tokio::test]
+    async fn read_only_sessions_refuse_writes_on_the_server() {
+        let url = std::env::var("MEMORY_TEST_POSTGRES_URL").expect(
+            "MEMORY_TEST_POSTGRES_URL is not set: run `scripts/pg-test-server.sh run -- cargo test -p memory-postgres`",
+        );
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let url = format!("{url}{sep}schema=memory_tests&root=read_only_sessions");
+        // The read-write open makes the schema and the root; the read-only one then opens.
+        PostgresStorage::from_url(&url, StoreOptions::new())
+            .await
+            .unwrap();
+        let store = PostgresStorage::from_url_read_only(&url, StoreOptions::new())
+            .await
+            .unwrap();
+        let mut client = store.client().await.unwrap();
+        let insert = "INSERT INTO memory_tests.roots (root) VALUES ('read_only_sessions_x')";
+        let e = client.execute(insert, &[]).await.unwrap_err();
+        assert_eq!(
+            e.code(),
+            Some(&tokio_postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION),
+            "{e:?}"
+        );
+        let tx = client.transaction().await.unwrap();
+        let e = tx.execute(insert, &[]).await.unwrap_err();
+        assert_eq!(
+            e.code(),
+            Some(&tokio_postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION),
+            "{e:?}"
+        );
     }
 }

@@ -65,6 +65,7 @@ impl fmt::Debug for PostgresPersistence {
             .field("database", &s.database)
             .field("schema", &s.schema)
             .field("sync", &s.sync)
+            .field("read_only", &s.read_only)
             .field("pool_size", &self.pool.status().max_size)
             .finish()
     }
@@ -96,13 +97,43 @@ impl PostgresPersistence {
         url: &str,
         options: StoreOptions,
     ) -> std::result::Result<Self, PostgresOpenError> {
-        let settings = Settings::parse_accepting(url, options, STORES_ACCEPTED_OPTIONS)?;
+        Self::open(Settings::parse_accepting(
+            url,
+            options,
+            STORES_ACCEPTED_OPTIONS,
+        )?)
+        .await
+    }
+
+    /// Opens the engine's existing tables at `url` (as [`from_url`](Self::from_url) reads
+    /// it) so that nothing in the database changes: no advisory lock, no `CREATE`, no
+    /// migration. The open checks that the database is UTF-8 and that the schema is at
+    /// exactly this build's [`SCHEMA_VERSION`](crate::SCHEMA_VERSION); every session runs with
+    /// `default_transaction_read_only = on`. Read jobs run as usual; every write job is
+    /// refused before a statement is sent, with a non-retryable [`StoreError::Backend`]
+    /// whose source is a [`ReadOnlyEngine`]. Whether a given store exists is the engine's
+    /// question (`MemoryStores::retrieve_store`).
+    ///
+    /// # Errors
+    /// As [`from_url`](Self::from_url), and [`PostgresOpenError::SchemaMissing`],
+    /// [`PostgresOpenError::SchemaNeedsUpgrade`] or [`PostgresOpenError::SchemaTooNew`],
+    /// each saying what to do.
+    pub async fn from_url_read_only(
+        url: &str,
+        options: StoreOptions,
+    ) -> std::result::Result<Self, PostgresOpenError> {
+        Self::open(Settings::parse_accepting(url, options, STORES_ACCEPTED_OPTIONS)?.read_only())
+            .await
+    }
+
+    async fn open(settings: Settings) -> std::result::Result<Self, PostgresOpenError> {
         let pool = crate::pool::connect(&settings, None).await?;
         tracing::debug!(
             host = %settings.host,
             port = settings.port,
             database = %settings.database,
             schema = %settings.schema,
+            read_only = settings.read_only,
             "opened the PostgreSQL memory-stores engine tables"
         );
         Ok(PostgresPersistence {
@@ -118,10 +149,25 @@ impl PostgresPersistence {
         &self.settings.schema
     }
 
+    /// Whether the engine was opened with [`from_url_read_only`](Self::from_url_read_only).
+    pub fn is_read_only(&self) -> bool {
+        self.settings.read_only
+    }
+
     fn run<T, F>(&self, write: bool, job: F) -> Result<T>
     where
         F: FnOnce(&mut dyn Tx) -> Result<T>,
     {
+        if write && self.settings.read_only {
+            // Before any statement: a `READ WRITE` transaction would override the session's
+            // read-only default.
+            return Err(StoreError::Backend {
+                retryable: false,
+                source: Box::new(ReadOnlyEngine {
+                    schema: self.settings.schema.clone(),
+                }),
+            });
+        }
         let handle = &self.handle;
         let mut client = handle.block_on(self.pool.get()).map_err(pool_error)?;
         let tx = handle
@@ -173,6 +219,17 @@ impl Persistence for PostgresPersistence {
     {
         self.run(true, job)
     }
+}
+
+/// A write job asked of an engine opened read-only
+/// ([`PostgresPersistence::from_url_read_only`]), refused before any statement is sent: the
+/// source of the non-retryable [`StoreError::Backend`] it fails with (find it with
+/// `downcast_ref`).
+#[derive(Debug, thiserror::Error)]
+#[error("the memory stores in schema {schema} were opened read-only: nothing can be changed")]
+pub struct ReadOnlyEngine {
+    /// The schema.
+    pub schema: String,
 }
 
 fn db(e: tokio_postgres::Error) -> StoreError {
