@@ -13,6 +13,9 @@
 //!   one raise succeeds, the others see the limit and are refused. The files in the store
 //!   never exceed the count.
 //! - **delete** lowers the count by the number of files it deleted, after deleting them.
+//! - **rename** puts the counter unchanged before its copies: the count stays, but the new
+//!   version tells every other process that files appear where its folder facts cannot know
+//!   (see the `folders` module: every addition of a file changes the counter first).
 //! - A process that stops between the raise and the put (a crash, a lost connection) leaves
 //!   the count one too high: the store refuses one create too early, never one too many.
 //! - Two deletes of the same file at the same moment both succeed on S3 (a DELETE does not say
@@ -40,6 +43,19 @@ const ATTEMPTS: usize = 64;
 /// The counter as last read or written: the count and the version to update it from.
 pub(crate) type Counter = (usize, UpdateVersion);
 
+/// What this process knows of the counter.
+#[derive(Debug, Default)]
+pub(crate) struct CounterState {
+    /// The counter as this process last read or wrote it.
+    counter: Option<Counter>,
+    /// Starts anew each time the counter is found changed by another writer (or found at all
+    /// for the first time): while it stays the same, every change of the counter was this
+    /// process's own conditional PUT (see the `folders` module, which keeps its facts under it).
+    pub(crate) generation: u64,
+    /// Whether the last change of the counter met another writer's.
+    pub(crate) contended: bool,
+}
+
 impl ObjectStoreStorage {
     /// The counter object's key: `PREFIX/.memory-count`.
     pub(crate) fn counter_key(prefix: &str) -> String {
@@ -50,15 +66,50 @@ impl ObjectStoreStorage {
         }
     }
 
-    fn cached_counter(&self) -> Option<Counter> {
-        self.counter_cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    fn counter_state(&self) -> std::sync::MutexGuard<'_, CounterState> {
+        // Each change is one assignment: usable after a panic elsewhere.
+        self.counter_cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn cache_counter(&self, counter: Option<Counter>) {
-        *self.counter_cache.lock().unwrap_or_else(|p| p.into_inner()) = counter;
+    /// The cached counter and the generation it belongs to.
+    fn cached_counter(&self) -> (Option<Counter>, u64) {
+        let state = self.counter_state();
+        (state.counter.clone(), state.generation)
+    }
+
+    /// The counter's generation now (see [`CounterState::generation`]).
+    pub(crate) fn counter_generation(&self) -> u64 {
+        self.counter_state().generation
+    }
+
+    /// Starts a new generation: every fact kept under the old one is dropped (this process is
+    /// moving files where its facts cannot follow).
+    pub(crate) fn new_counter_generation(&self) {
+        self.counter_state().generation += 1;
+    }
+
+    /// Whether the last change of the counter met no other writer's.
+    pub(crate) fn counter_quiet(&self) -> bool {
+        !self.counter_state().contended
+    }
+
+    /// Caches a counter read from the store (or put from a version read from it): a new
+    /// generation unless it is the very version cached.
+    fn cache_read_counter(&self, counter: Counter) -> u64 {
+        let mut state = self.counter_state();
+        if state.counter.as_ref().map(|(_, v)| v) != Some(&counter.1) {
+            state.generation += 1;
+        }
+        state.counter = Some(counter);
+        state.generation
+    }
+
+    /// Caches the counter this process just put from the cached version: the same generation.
+    /// `contended`: whether this change met another writer's first.
+    fn cache_own_counter(&self, counter: Counter, contended: bool) {
+        let mut state = self.counter_state();
+        state.counter = Some(counter);
+        state.contended = contended;
     }
 
     /// GET of the counter: `None` when there is none yet, or when it does not hold a count.
@@ -117,12 +168,17 @@ impl ObjectStoreStorage {
     /// The counter fresh from the store; a store without one (or with an unreadable one) is
     /// recounted first.
     pub(crate) async fn load_counter(&self) -> Result<Counter> {
+        Ok(self.load_counter_in().await?.0)
+    }
+
+    /// [`Self::load_counter`], with the generation the counter read belongs to.
+    async fn load_counter_in(&self) -> Result<(Counter, u64)> {
         for _ in 0..ATTEMPTS {
             match self.get_counter().await? {
                 Some((Some(count), version)) => {
                     let counter = (count, version);
-                    self.cache_counter(Some(counter.clone()));
-                    return Ok(counter);
+                    let generation = self.cache_read_counter(counter.clone());
+                    return Ok((counter, generation));
                 }
                 Some((None, version)) => {
                     tracing::warn!(store = %self.label, key = %self.counter, "the file counter does not hold a count; recounting");
@@ -141,7 +197,7 @@ impl ObjectStoreStorage {
         let count = self.list_below(&self.base).await?.len();
         match self.put_counter(count, expected.as_ref()).await? {
             Some(version) => {
-                self.cache_counter(Some((count, version)));
+                let _ = self.cache_read_counter((count, version));
                 tracing::info!(store = %self.label, files = count, "counted the store's files");
                 Ok(Some(count))
             }
@@ -178,7 +234,31 @@ impl ObjectStoreStorage {
     /// counter (the first caller to get the turn applies every change queued, each checked
     /// against its own limit in turn), so writers of one process never fight each other over
     /// the counter's ETag.
-    pub(crate) async fn change_count(&self, delta: isize, limit: Option<usize>) -> Result<()> {
+    ///
+    /// `Ok(Some(generation))`: the change went out in a conditional PUT from a version of that
+    /// generation, so no other writer changed the counter between the start of the generation
+    /// and this change. `Ok(None)`: no PUT was needed (the batch's changes cancelled out).
+    pub(crate) async fn change_count(
+        &self,
+        delta: isize,
+        limit: Option<usize>,
+    ) -> Result<Option<u64>> {
+        self.queue_change(delta, limit, false).await
+    }
+
+    /// A conditional PUT of the counter that leaves the count as it is: tells every other
+    /// process that files are about to appear where it cannot know (a rename's copies), so
+    /// that the facts it keeps about folders are dropped (see the `folders` module).
+    pub(crate) async fn touch_counter(&self) -> Result<()> {
+        self.queue_change(0, None, true).await.map(|_| ())
+    }
+
+    async fn queue_change(
+        &self,
+        delta: isize,
+        limit: Option<usize>,
+        touch: bool,
+    ) -> Result<Option<u64>> {
         let (reply, mut answer) = tokio::sync::oneshot::channel();
         self.counter_queue
             .lock()
@@ -186,6 +266,7 @@ impl ObjectStoreStorage {
             .push(Change {
                 delta,
                 limit,
+                touch,
                 reply,
             });
         let turn = self.counter_turn.lock().await;
@@ -211,13 +292,18 @@ impl ObjectStoreStorage {
             return;
         }
         let start = match self.cached_counter() {
-            Some(counter) => Ok((counter, false)),
-            None => self.load_counter().await.map(|c| (c, true)),
+            (Some(counter), generation) => Ok((counter, generation, false)),
+            (None, _) => self
+                .load_counter_in()
+                .await
+                .map(|(counter, generation)| (counter, generation, true)),
         };
-        let (mut current, mut fresh) = match start {
+        let (mut current, mut generation, mut fresh) = match start {
             Ok(start) => start,
             Err(e) => return answer_all(batch, &e),
         };
+        let touch = batch.iter().any(|change| change.touch);
+        let mut contended = false;
         for _ in 0..ATTEMPTS {
             let (count, version) = &current;
             let mut new = *count;
@@ -237,34 +323,38 @@ impl ObjectStoreStorage {
             }
             let outcome = if stale {
                 None
-            } else if new == *count {
-                Some(Ok(()))
+            } else if new == *count && !touch {
+                Some(Ok(None))
             } else {
                 match self.put_counter(new, Some(version)).await {
                     Ok(Some(version)) => {
-                        self.cache_counter(Some((new, version)));
-                        Some(Ok(()))
+                        self.cache_own_counter((new, version), contended);
+                        Some(Ok(Some(generation)))
                     }
-                    Ok(None) => None,
+                    Ok(None) => {
+                        contended = true;
+                        None
+                    }
                     Err(e) => Some(Err(e)),
                 }
             };
             match outcome {
-                Some(Ok(())) => {
+                Some(Ok(put)) => {
                     for (change, granted) in batch.into_iter().zip(granted) {
                         let result = match (granted, change.limit) {
-                            (true, _) => Ok(()),
+                            (true, _) => Ok(put),
                             (false, Some(max_files)) => Err(Error::StoreFull { max_files }),
-                            (false, None) => Ok(()),
+                            (false, None) => Ok(put),
                         };
                         let _ = change.reply.send(result);
                     }
                     return;
                 }
                 Some(Err(e)) => return answer_all(batch, &e),
-                None => match self.load_counter().await {
-                    Ok(counter) => {
+                None => match self.load_counter_in().await {
+                    Ok((counter, in_generation)) => {
                         current = counter;
+                        generation = in_generation;
                         fresh = true;
                     }
                     Err(e) => return answer_all(batch, &e),
@@ -301,7 +391,9 @@ impl ObjectStoreStorage {
 pub(crate) struct Change {
     delta: isize,
     limit: Option<usize>,
-    reply: tokio::sync::oneshot::Sender<Result<()>>,
+    /// Put the counter even if the batch leaves the count as it is.
+    touch: bool,
+    reply: tokio::sync::oneshot::Sender<Result<Option<u64>>>,
 }
 
 /// Answers every change of a batch with a failure of the whole batch.

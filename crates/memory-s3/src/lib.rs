@@ -5,6 +5,7 @@
 
 mod count;
 mod error;
+mod folders;
 mod foreign;
 mod s3;
 mod storage;

@@ -1,9 +1,10 @@
 //! [`ObjectStoreStorage`]: the `Storage` trait over any `object_store::ObjectStore`.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -17,8 +18,9 @@ use object_store::{
     UpdateVersion,
 };
 
-use crate::count::{Change, Counter, counter_path};
+use crate::count::{Change, CounterState, counter_path};
 use crate::error::S3Error;
+use crate::folders::{CreateKeys, FolderFacts};
 use crate::foreign::Skipped;
 
 /// How many objects a directory rename copies at once.
@@ -57,8 +59,10 @@ pub struct ObjectStoreStorage {
     pub(crate) base: Path,
     /// `PREFIX/.memory-count`: the file counter (see `count`).
     pub(crate) counter: Path,
-    /// The counter as this store last read or wrote it.
-    pub(crate) counter_cache: Mutex<Option<Counter>>,
+    /// The counter as this store last read or wrote it, and its generation.
+    pub(crate) counter_cache: Mutex<CounterState>,
+    /// What this process knows about folders, to skip a create's checks (see `folders`).
+    folders: Mutex<FolderFacts>,
     /// Changes of the count waiting to be applied, and the turn to apply them (see `count`).
     pub(crate) counter_queue: Mutex<Vec<Change>>,
     pub(crate) counter_turn: tokio::sync::Mutex<()>,
@@ -112,7 +116,8 @@ impl ObjectStoreStorage {
             prefix,
             base,
             counter,
-            counter_cache: Mutex::new(None),
+            counter_cache: Mutex::new(CounterState::default()),
+            folders: Mutex::new(FolderFacts::default()),
             views: Mutex::new(ViewCache::default()),
             counter_queue: Mutex::new(Vec::new()),
             counter_turn: tokio::sync::Mutex::new(()),
@@ -326,8 +331,100 @@ impl ObjectStoreStorage {
         }
     }
 
+    fn folder_facts(&self) -> std::sync::MutexGuard<'_, FolderFacts> {
+        // Each change is one step on a set: usable after a panic elsewhere.
+        self.folders.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The keys a create's checks are about (see `folders`).
+    fn create_keys(&self, path: &MemoryPath, key: &Path) -> Result<CreateKeys> {
+        let mut ancestors = Vec::new();
+        let mut parent = self.base.clone();
+        for ancestor in path.ancestors() {
+            let ancestor = self.key(&ancestor)?;
+            ancestors.push((ancestor.clone(), parent));
+            parent = ancestor;
+        }
+        Ok(CreateKeys {
+            ancestors,
+            parent,
+            file: key.clone(),
+        })
+    }
+
+    /// The checks of a create, learning what they find under `generation` (see `folders`):
+    /// one HEAD per ancestor and one LIST, all at once. The LIST is of the file's folder with
+    /// delimiter `/` (so that its subfolders are known after) while the last change of the
+    /// counter met no other writer's and that folder is not known yet; otherwise it is of the
+    /// path's own prefix (one short page, whatever the folder holds).
+    async fn check_create(
+        &self,
+        path: &MemoryPath,
+        keys: &CreateKeys,
+        generation: u64,
+    ) -> Result<()> {
+        let sent = Instant::now();
+        let heads = futures_util::future::try_join_all(
+            keys.ancestors
+                .iter()
+                .map(|(ancestor, _)| self.head(ancestor)),
+        );
+        let learn =
+            self.counter_quiet() && !self.folder_facts().knows_folder(generation, &keys.parent);
+        let is_dir = async {
+            if !learn {
+                return self.has_children(&keys.file).await;
+            }
+            let asked = self.folder_facts().asking(&keys.parent);
+            let listed = self
+                .store
+                .list_with_delimiter(Some(&keys.parent))
+                .await
+                .map_err(|e| self.request_error("LIST", &keys.parent, e))?;
+            let dirs: HashSet<Path> = listed.common_prefixes.into_iter().collect();
+            let listed_as_dir = dirs.contains(&keys.file);
+            self.folder_facts()
+                .learn_folder(generation, keys.parent.clone(), dirs, sent, asked);
+            if listed_as_dir {
+                // Objects below it, but maybe only foreign ones (which make no folder).
+                self.has_children(&keys.file).await
+            } else {
+                Ok(false)
+            }
+        };
+        let (found, is_dir) = futures_util::try_join!(heads, is_dir)?;
+        {
+            let mut facts = self.folder_facts();
+            for ((ancestor, _), meta) in keys.ancestors.iter().zip(&found) {
+                if meta.is_none() {
+                    facts.learn_not_file(generation, ancestor.clone(), sent);
+                }
+            }
+        }
+        let file_above = path
+            .ancestors()
+            .into_iter()
+            .zip(&found)
+            .find_map(|(ancestor, meta)| meta.as_ref().map(|_| ancestor));
+        if let Some(parent) = file_above {
+            return Err(Error::ParentIsFile {
+                path: path.clone(),
+                parent,
+            });
+        }
+        if is_dir {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        }
+        Ok(())
+    }
+
     /// Create-if-absent under the counter: checks, a place reserved (below `limit`), the
     /// conditional PUT, the place given back if the PUT fails.
+    ///
+    /// When this process's folder facts answer both checks, only the reservation is sent
+    /// before the PUT, and it proves the facts still hold: it is a conditional PUT of the
+    /// counter, which every writer changes before adding a file; if it finds another writer's
+    /// change, the checks are sent after all (see `folders` for the argument).
     async fn create(
         &self,
         path: &MemoryPath,
@@ -335,10 +432,38 @@ impl ObjectStoreStorage {
         contents: Vec<u8>,
         limit: Option<usize>,
     ) -> Result<Version> {
-        // The checks and the reservation at once: the usual create costs the longer of the
-        // two, then the PUT.
-        let (checked, reserved) =
-            futures_util::join!(self.check_writable(path, key), self.change_count(1, limit));
+        let keys = self.create_keys(path, key)?;
+        let generation = self.counter_generation();
+        let known = {
+            let mut facts = self.folder_facts();
+            let known = facts.cover(generation, &keys);
+            facts.adding_file(&keys);
+            known
+        };
+        let _announced = Announced {
+            storage: self,
+            keys: &keys,
+        };
+        let (checked, reserved) = if known {
+            let reserved = self.change_count(1, limit).await;
+            let checked = match &reserved {
+                // No other writer changed the counter since the facts were learned.
+                Ok(Some(put_in)) if *put_in == generation => Ok(()),
+                Ok(_) => {
+                    self.check_create(path, &keys, self.counter_generation())
+                        .await
+                }
+                Err(_) => Ok(()),
+            };
+            (checked, reserved)
+        } else {
+            // The checks and the reservation at once: the create costs the longer of the
+            // two, then the PUT.
+            futures_util::join!(
+                self.check_create(path, &keys, generation),
+                self.change_count(1, limit)
+            )
+        };
         if let Err(e) = checked {
             if reserved.is_ok() {
                 self.release(1).await;
@@ -346,7 +471,7 @@ impl ObjectStoreStorage {
             return Err(e);
         }
         match reserved {
-            Ok(()) => {}
+            Ok(_) => {}
             // A full store still says that a taken path is taken.
             Err(full @ Error::StoreFull { .. }) => {
                 return Err(match self.head(key).await? {
@@ -375,6 +500,74 @@ impl ObjectStoreStorage {
             }
             Err(e) => Err(self.request_error("PUT", key, e)),
         }
+    }
+
+    /// Step 4 and 5 of a rename: the copies, then the deletes of the sources.
+    async fn copy_all(
+        &self,
+        from: &MemoryPath,
+        to: &MemoryPath,
+        to_key: &Path,
+        is_file: bool,
+        sources: Vec<Path>,
+    ) -> Result<()> {
+        let mut moves = Vec::with_capacity(sources.len());
+        for source in sources {
+            let target = if is_file {
+                to_key.clone()
+            } else {
+                let Some(target) = self.memory_path(&source).and_then(|p| p.rebase(from, to))
+                else {
+                    return Err(S3Error::RenameTooLong {
+                        source_path: source.to_string(),
+                        to: to.to_string(),
+                    }
+                    .into());
+                };
+                self.key(&target)?
+            };
+            moves.push((source, target));
+        }
+        let copied: Vec<(Path, object_store::Result<()>)> = stream::iter(moves.clone())
+            .map(|(source, target)| {
+                let store = Arc::clone(&self.store);
+                async move {
+                    let result = store.copy_if_not_exists(&source, &target).await;
+                    (target, result)
+                }
+            })
+            .buffer_unordered(COPY_CONCURRENCY)
+            .collect()
+            .await;
+        let mut failure = None;
+        let mut done = Vec::new();
+        for (target, result) in copied {
+            match result {
+                Ok(()) => done.push(target),
+                Err(object_store::Error::AlreadyExists { .. }) => {
+                    failure.get_or_insert(Error::AlreadyExists { path: to.clone() });
+                }
+                Err(object_store::Error::NotFound { .. }) => {
+                    // A source vanished: someone else moved or deleted it meanwhile.
+                    failure.get_or_insert(Error::NotFound { path: from.clone() });
+                }
+                Err(e) => {
+                    let e = self.request_error("COPY", &target, e);
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(failure) = failure {
+            // Every source is still in place: take back the copies made, so the failed rename
+            // changes nothing (best effort; a copy left behind is a duplicate, never a loss).
+            if let Err(e) = self.delete_keys(done).await {
+                tracing::warn!(store = %self.label, error = %e, "could not remove the copies of a failed rename");
+            }
+            return Err(failure);
+        }
+        // 5. Delete the sources, now that every file is at its new place.
+        self.delete_keys(moves.into_iter().map(|(source, _)| source).collect())
+            .await
     }
 
     fn views(&self) -> std::sync::MutexGuard<'_, ViewCache> {
@@ -479,6 +672,20 @@ impl ViewCache {
                 None => break,
             }
         }
+    }
+}
+
+/// A file this process is putting, announced to its folder facts
+/// ([`FolderFacts::adding_file`]); the end is announced when this is dropped, whatever the
+/// outcome (a cancelled create included).
+struct Announced<'a> {
+    storage: &'a ObjectStoreStorage,
+    keys: &'a CreateKeys,
+}
+
+impl Drop for Announced<'_> {
+    fn drop(&mut self) {
+        self.storage.folder_facts().added_file(self.keys);
     }
 }
 
@@ -612,6 +819,12 @@ impl Storage for ObjectStoreStorage {
         let version = match mode {
             WriteMode::Create => return self.create(path, &key, contents, None).await,
             WriteMode::Overwrite => {
+                let keys = self.create_keys(path, &key)?;
+                self.folder_facts().adding_file(&keys);
+                let _announced = Announced {
+                    storage: self,
+                    keys: &keys,
+                };
                 let (_, existing) =
                     futures_util::try_join!(self.check_writable(path, &key), self.head(&key))?;
                 if existing.is_none() {
@@ -736,64 +949,15 @@ impl Storage for ObjectStoreStorage {
         if to_is_dir || to_is_file {
             return Err(Error::AlreadyExists { path: to.clone() });
         }
-        // 4. Copy every file with create-if-absent.
-        let mut moves = Vec::with_capacity(sources.len());
-        for source in sources {
-            let target = if is_file {
-                to_key.clone()
-            } else {
-                let Some(target) = self.memory_path(&source).and_then(|p| p.rebase(from, to))
-                else {
-                    return Err(S3Error::RenameTooLong {
-                        source_path: source.to_string(),
-                        to: to.to_string(),
-                    }
-                    .into());
-                };
-                self.key(&target)?
-            };
-            moves.push((source, target));
-        }
-        let copied: Vec<(Path, object_store::Result<()>)> = stream::iter(moves.clone())
-            .map(|(source, target)| {
-                let store = Arc::clone(&self.store);
-                async move {
-                    let result = store.copy_if_not_exists(&source, &target).await;
-                    (target, result)
-                }
-            })
-            .buffer_unordered(COPY_CONCURRENCY)
-            .collect()
-            .await;
-        let mut failure = None;
-        let mut done = Vec::new();
-        for (target, result) in copied {
-            match result {
-                Ok(()) => done.push(target),
-                Err(object_store::Error::AlreadyExists { .. }) => {
-                    failure.get_or_insert(Error::AlreadyExists { path: to.clone() });
-                }
-                Err(object_store::Error::NotFound { .. }) => {
-                    // A source vanished: someone else moved or deleted it meanwhile.
-                    failure.get_or_insert(Error::NotFound { path: from.clone() });
-                }
-                Err(e) => {
-                    let e = self.request_error("COPY", &target, e);
-                    failure.get_or_insert(e);
-                }
-            }
-        }
-        if let Some(failure) = failure {
-            // Every source is still in place: take back the copies made, so the failed rename
-            // changes nothing (best effort; a copy left behind is a duplicate, never a loss).
-            if let Err(e) = self.delete_keys(done).await {
-                tracing::warn!(store = %self.label, error = %e, "could not remove the copies of a failed rename");
-            }
-            return Err(failure);
-        }
-        // 5. Delete the sources, now that every file is at its new place.
-        self.delete_keys(moves.into_iter().map(|(source, _)| source).collect())
-            .await
+        // 4. Copy every file with create-if-absent, after telling every process that keeps
+        //    facts about folders (see `folders`) that files appear where it cannot say: the
+        //    others by a change of the counter, this one by new generations (before the
+        //    copies, and after them for what was learned meanwhile).
+        self.new_counter_generation();
+        self.touch_counter().await?;
+        let copied = self.copy_all(from, to, &to_key, is_file, sources).await;
+        self.new_counter_generation();
+        copied
     }
 
     /// One GET of the counter object (no listing).
@@ -801,9 +965,10 @@ impl Storage for ObjectStoreStorage {
         Ok(self.load_counter().await?.0)
     }
 
-    /// The checks of a create (one LIST page of the path's own prefix, a HEAD per ancestor),
-    /// the counter raised by a conditional PUT while below the limit, then the conditional
-    /// PUT of the file. See the `count` module for what is exact.
+    /// The checks of a create (a HEAD per ancestor, one LIST page: no directory at the path),
+    /// unless this process's folder facts answer them (see the `folders` module); the
+    /// counter raised by a conditional PUT while below the limit; then the conditional PUT of
+    /// the file. See the `count` module for what is exact.
     async fn create_within(
         &self,
         path: &MemoryPath,

@@ -296,8 +296,9 @@ async fn storage_method_calls() {
         .unwrap();
     assert_eq!(
         take(&log),
-        calls(&["LIST", "PUT update", "PUT create"]),
-        "write(Create) at depth 0: the directory check, the counter raised, the file"
+        calls(&["LIST delimiter", "PUT update", "PUT create"]),
+        "write(Create) at depth 0: the directory check (the subfolders of /memories), the \
+         counter raised, the file"
     );
     s.write(
         &p("/memories/dir/sub/new.md"),
@@ -308,9 +309,92 @@ async fn storage_method_calls() {
     .unwrap();
     assert_eq!(
         take(&log),
-        calls(&["HEAD", "HEAD", "LIST", "PUT update", "PUT create"]),
+        calls(&["HEAD", "HEAD", "LIST delimiter", "PUT update", "PUT create"]),
         "write(Create) with two directories above: a HEAD each"
     );
+    for path in ["/memories/dir/sub/new2.md", "/memories/new2.md"] {
+        s.write(&p(path), b"x".to_vec(), WriteMode::Create)
+            .await
+            .unwrap();
+        assert_eq!(
+            take(&log),
+            calls(&["PUT update", "PUT create"]),
+            "write(Create) of {path} into a folder just checked: the counter and the file"
+        );
+    }
+    // Another process adds a file: the counter's conditional PUT finds its change, so the
+    // checks are sent after all (and the folder learned again on the next create).
+    let other = ObjectStoreStorage::new(Arc::clone(s.object_store()), "counted").unwrap();
+    other
+        .write(&p("/memories/dir/sub"), b"x".to_vec(), WriteMode::Create)
+        .await
+        .unwrap_err();
+    other
+        .write(
+            &p("/memories/dir/other.md"),
+            b"x".to_vec(),
+            WriteMode::Create,
+        )
+        .await
+        .unwrap();
+    take(&log);
+    s.write(
+        &p("/memories/dir/sub/new3.md"),
+        b"x".to_vec(),
+        WriteMode::Create,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&[
+            "PUT update",
+            "GET",
+            "PUT update",
+            "HEAD",
+            "HEAD",
+            "LIST",
+            "PUT create"
+        ]),
+        "write(Create) after another process's: the counter refused, read, raised; the checks"
+    );
+    let e = s
+        .write(&p("/memories/dir"), b"x".to_vec(), WriteMode::Create)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, memory_core::Error::AlreadyExists { .. }),
+        "{e:?}"
+    );
+    let e = s
+        .write(
+            &p("/memories/new2.md/x.md"),
+            b"x".to_vec(),
+            WriteMode::Create,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, memory_core::Error::ParentIsFile { .. }),
+        "{e:?}"
+    );
+    for path in [
+        "/memories/dir/sub/new3.md",
+        "/memories/dir/sub/new2.md",
+        "/memories/dir/sub/new.md",
+        "/memories/dir/other.md",
+        "/memories/new2.md",
+    ] {
+        s.delete(&p(path)).await.unwrap();
+    }
+    s.write(
+        &p("/memories/dir/sub/new.md"),
+        b"x".to_vec(),
+        WriteMode::Create,
+    )
+    .await
+    .unwrap();
+    take(&log);
     s.write(
         &p("/memories/dir/a.md"),
         b"x".to_vec(),
@@ -346,8 +430,16 @@ async fn storage_method_calls() {
         .unwrap();
     assert_eq!(
         take(&log),
-        calls(&["HEAD", "HEAD", "LIST", "COPY create", "DELETE"]),
-        "rename of a file (source HEAD; destination's parent HEAD and LIST; copy; delete)"
+        calls(&[
+            "HEAD",
+            "HEAD",
+            "LIST",
+            "PUT update",
+            "COPY create",
+            "DELETE"
+        ]),
+        "rename of a file (source HEAD; destination's parent HEAD and LIST; the counter \
+         touched; copy; delete)"
     );
 
     // /memories/dir now holds a.md, b.md, notes.md, sub/c.md, sub/new.md.
@@ -361,6 +453,7 @@ async fn storage_method_calls() {
             "LIST",
             "HEAD",
             "LIST",
+            "PUT update",
             "COPY create",
             "COPY create",
             "COPY create",
@@ -410,7 +503,8 @@ async fn command_calls() {
 /// upload, a delete is one `POST ?delete` per 1,000 keys).
 fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>)> {
     type Calls = &'static [&'static str];
-    let (get, head, list, put_create, put_update, copy, delete, counter): (
+    let (get, head, list, list_dirs, put_create, put_update, copy, delete, counter): (
+        Calls,
         Calls,
         Calls,
         Calls,
@@ -424,6 +518,7 @@ fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>
             &["GET"],
             &["HEAD"],
             &["LIST"],
+            &["LIST"],
             &["PUT"],
             &["PUT"],
             &["POST uploads", "PUT part-copy", "POST complete"],
@@ -435,6 +530,7 @@ fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>
             &["GET"],
             &["HEAD"],
             &["LIST"],
+            &["LIST delimiter"],
             &["PUT create"],
             &["PUT update"],
             &["COPY create"],
@@ -469,14 +565,22 @@ fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>
         ),
         (
             json!({"command": "create", "path": "/memories/new.md", "file_text": "x\n"}),
-            // create_within: LIST (no directory here) beside the counter's conditional PUT,
-            // then the file's create-if-absent PUT; no listing of the store
-            cat(&[list, counter, put_create]),
+            // create_within: a LIST of the subfolders of /memories (no directory at the path)
+            // beside the counter's conditional PUT, then the file's create-if-absent PUT; no
+            // listing of the store
+            cat(&[list_dirs, counter, put_create]),
         ),
         (
             json!({"command": "create", "path": "/memories/dir/new.md", "file_text": "x\n"}),
-            // as above, plus a HEAD of /memories/dir (is it a file?)
-            cat(&[head, list, counter, put_create]),
+            // as above (the subfolders of /memories/dir), plus a HEAD of /memories/dir (is it
+            // a file?)
+            cat(&[head, list_dirs, counter, put_create]),
+        ),
+        (
+            json!({"command": "create", "path": "/memories/dir/new2.md", "file_text": "x\n"}),
+            // the same folder again, with no other writer in between (the counter's
+            // conditional PUT proves it): no check, only what the limit needs and the file
+            cat(&[counter, put_create]),
         ),
         (
             json!({"command": "str_replace", "path": "/memories/notes.md", "old_str": "two", "new_str": "2"}),
@@ -488,20 +592,23 @@ fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>
         ),
         (
             json!({"command": "rename", "old_path": "/memories/new.md", "new_path": "/memories/renamed.md"}),
-            // tool: stat old (HEAD), stat new (HEAD, LIST); rename: HEAD, LIST, copy, delete
-            cat(&[head, head, list, head, list, copy, delete]),
+            // tool: stat old (HEAD), stat new (HEAD, LIST); rename: HEAD, LIST, the counter
+            // touched (for other processes' folder facts), copy, delete
+            cat(&[head, head, list, head, list, counter, copy, delete]),
         ),
         (
             json!({"command": "rename", "old_path": "/memories/dir", "new_path": "/memories/dir2"}),
             // tool: stat old (HEAD, LIST), stat new (HEAD, LIST), list old (LIST);
-            // rename: HEAD, LIST (sources), LIST + HEAD (destination), 4 copies (a.md, b.md,
-            // new.md, sub/c.md), delete
+            // rename: HEAD, LIST (sources), LIST + HEAD (destination), the counter touched,
+            // 5 copies (a.md, b.md, new.md, new2.md, sub/c.md), delete
             {
-                let mut v = cat(&[head, list, head, list, list, head, list, list, head]);
-                for _ in 0..4 {
+                let mut v = cat(&[
+                    head, list, head, list, list, head, list, list, head, counter,
+                ]);
+                for _ in 0..5 {
                     v.extend_from_slice(copy);
                 }
-                v.extend(delete_n(4));
+                v.extend(delete_n(5));
                 v
             },
         ),
@@ -511,7 +618,7 @@ fn command_expectations(http: bool) -> Vec<(serde_json::Value, Vec<&'static str>
         ),
         (json!({"command": "delete", "path": "/memories/dir2"}), {
             let mut v = cat(&[head, list]);
-            v.extend(delete_n(4));
+            v.extend(delete_n(5));
             v.extend_from_slice(counter);
             v
         }),
