@@ -30,10 +30,12 @@ const BODY_SNIPPET: usize = 512;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
-    /// No API key: neither `ANTHROPIC_API_KEY` nor [`ClientBuilder::api_key`].
+    /// No credential: neither an API key (`ANTHROPIC_API_KEY`, [`ClientBuilder::api_key`])
+    /// nor a bearer token (`ANTHROPIC_AUTH_TOKEN`, [`ClientBuilder::auth_token`]).
     #[error(
-        "ANTHROPIC_API_KEY is not set: export your Anthropic API key (from the Anthropic \
-         Console) as ANTHROPIC_API_KEY"
+        "ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN): export your Anthropic API \
+         key (from the Anthropic Console) as ANTHROPIC_API_KEY, or a bearer token as \
+         ANTHROPIC_AUTH_TOKEN"
     )]
     MissingApiKey,
     /// The client could not be set up (a bad base URL, header value or TLS setup).
@@ -196,7 +198,7 @@ impl RetryPolicy {
 /// use memory_runner::{Client, Message, MessagesRequest};
 ///
 /// # async fn demo() -> Result<(), memory_runner::ApiError> {
-/// let client = Client::from_env()?; // ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
+/// let client = Client::from_env()?; // ANTHROPIC_API_KEY or _AUTH_TOKEN, ANTHROPIC_BASE_URL
 /// let reply = client
 ///     .create_message(&MessagesRequest::new("claude-sonnet-4-5", 256).message(Message::user("Hi")))
 ///     .await?;
@@ -211,7 +213,10 @@ pub struct Client {
 struct Inner {
     http: reqwest::Client,
     messages_url: String,
-    api_key: HeaderValue,
+    /// `x-api-key`, when an API key was given.
+    api_key: Option<HeaderValue>,
+    /// `Authorization: Bearer …`, when a bearer token was given.
+    bearer: Option<HeaderValue>,
     betas: Vec<String>,
     retry: RetryPolicy,
 }
@@ -220,7 +225,14 @@ impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("messages_url", &self.inner.messages_url)
-            .field("api_key", &"<redacted>")
+            .field(
+                "api_key",
+                &self.inner.api_key.as_ref().map(|_| "<redacted>"),
+            )
+            .field(
+                "auth_token",
+                &self.inner.bearer.as_ref().map(|_| "<redacted>"),
+            )
             .field("betas", &self.inner.betas)
             .field("retry", &self.inner.retry)
             .finish()
@@ -231,15 +243,20 @@ impl fmt::Debug for Client {
 ///
 /// | setting | default | environment ([`ClientBuilder::from_env`]) |
 /// |---|---|---|
-/// | API key | none (required) | `ANTHROPIC_API_KEY` |
+/// | API key (`x-api-key`) | none | `ANTHROPIC_API_KEY` |
+/// | bearer token (`Authorization: Bearer`) | none | `ANTHROPIC_AUTH_TOKEN` |
 /// | base URL | `https://api.anthropic.com` | `ANTHROPIC_BASE_URL` |
 /// | request timeout | 10 minutes | |
 /// | connect timeout | 30 seconds | |
 /// | retries | [`RetryPolicy::default`] | |
 /// | betas | none | |
+///
+/// One of the API key and the bearer token is required. As in the official SDKs, each one
+/// given is sent: both headers when both are set (the API decides which it honours).
 #[derive(Clone)]
 pub struct ClientBuilder {
     api_key: Option<String>,
+    auth_token: Option<String>,
     base_url: String,
     timeout: Duration,
     connect_timeout: Duration,
@@ -251,6 +268,10 @@ impl fmt::Debug for ClientBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClientBuilder")
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "auth_token",
+                &self.auth_token.as_ref().map(|_| "<redacted>"),
+            )
             .field("base_url", &self.base_url)
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
@@ -264,6 +285,7 @@ impl Default for ClientBuilder {
     fn default() -> Self {
         ClientBuilder {
             api_key: None,
+            auth_token: None,
             base_url: DEFAULT_BASE_URL.to_owned(),
             timeout: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(30),
@@ -279,12 +301,14 @@ impl ClientBuilder {
         Self::default()
     }
 
-    /// A builder with the API key from `ANTHROPIC_API_KEY` and the base URL from
-    /// `ANTHROPIC_BASE_URL`, where they are set and not empty.
+    /// A builder with the API key from `ANTHROPIC_API_KEY`, the bearer token from
+    /// `ANTHROPIC_AUTH_TOKEN` and the base URL from `ANTHROPIC_BASE_URL`, where they are set
+    /// and not empty (the variables of the official SDKs).
     pub fn from_env() -> Self {
         let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
         ClientBuilder {
             api_key: var("ANTHROPIC_API_KEY"),
+            auth_token: var("ANTHROPIC_AUTH_TOKEN"),
             base_url: var("ANTHROPIC_BASE_URL").unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
             ..Self::default()
         }
@@ -293,6 +317,13 @@ impl ClientBuilder {
     /// Sets the API key (sent as `x-api-key`).
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(key.into());
+        self
+    }
+
+    /// Sets a bearer token (sent as `Authorization: Bearer TOKEN`), for gateways and
+    /// credentials that are not API keys.
+    pub fn auth_token(mut self, token: impl Into<String>) -> Self {
+        self.auth_token = Some(token.into());
         self
     }
 
@@ -332,13 +363,28 @@ impl ClientBuilder {
     /// Builds the client.
     ///
     /// # Errors
-    /// [`ApiError::MissingApiKey`] without a key; [`ApiError::Config`] for a key that cannot be
-    /// a header, a base URL that is not `http(s)://`, or a TLS setup failure.
+    /// [`ApiError::MissingApiKey`] without a key or token; [`ApiError::Config`] for a key or
+    /// token that cannot be a header, a base URL that is not `http(s)://`, or a TLS setup
+    /// failure. No error holds the key or the token.
     pub fn build(self) -> Result<Client, ApiError> {
-        let key = self.api_key.ok_or(ApiError::MissingApiKey)?;
-        let mut api_key = HeaderValue::from_str(key.trim())
-            .map_err(|_| ApiError::Config("the API key holds characters a header cannot".into()))?;
-        api_key.set_sensitive(true);
+        if self.api_key.is_none() && self.auth_token.is_none() {
+            return Err(ApiError::MissingApiKey);
+        }
+        let sensitive = |value: String, what: &str| {
+            let mut header = HeaderValue::from_str(value.trim()).map_err(|_| {
+                ApiError::Config(format!("the {what} holds characters a header cannot"))
+            })?;
+            header.set_sensitive(true);
+            Ok::<_, ApiError>(header)
+        };
+        let api_key = self
+            .api_key
+            .map(|key| sensitive(key, "API key"))
+            .transpose()?;
+        let bearer = self
+            .auth_token
+            .map(|token| sensitive(format!("Bearer {}", token.trim()), "auth token"))
+            .transpose()?;
         let base = self.base_url.trim_end_matches('/');
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(ApiError::Config(format!(
@@ -358,6 +404,7 @@ impl ClientBuilder {
                 http,
                 messages_url: format!("{base}/v1/messages"),
                 api_key,
+                bearer,
                 betas: self.betas,
                 retry: self.retry,
             }),
@@ -373,10 +420,12 @@ struct Failure {
 }
 
 impl Client {
-    /// A client set up from `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`.
+    /// A client set up from `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN` and
+    /// `ANTHROPIC_BASE_URL` ([`ClientBuilder::from_env`]).
     ///
     /// # Errors
-    /// [`ApiError::MissingApiKey`] when `ANTHROPIC_API_KEY` is unset or empty.
+    /// [`ApiError::MissingApiKey`] when both `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN`
+    /// are unset or empty.
     pub fn from_env() -> Result<Self, ApiError> {
         ClientBuilder::from_env().build()
     }
@@ -511,10 +560,15 @@ impl Client {
             .inner
             .http
             .post(&self.inner.messages_url)
-            .header("x-api-key", self.inner.api_key.clone())
             .header("anthropic-version", API_VERSION)
             .header("content-type", "application/json")
             .header("accept", accept);
+        if let Some(key) = &self.inner.api_key {
+            request = request.header("x-api-key", key.clone());
+        }
+        if let Some(bearer) = &self.inner.bearer {
+            request = request.header(reqwest::header::AUTHORIZATION, bearer.clone());
+        }
         if !betas.is_empty() {
             request = request.header("anthropic-beta", betas.join(","));
         }
@@ -964,5 +1018,28 @@ mod tests {
             .unwrap();
         assert_eq!(client.messages_url(), "http://127.0.0.1:9/v1/messages");
         assert!(!format!("{client:?}").contains("sk-secret"));
+        // A bearer token alone is enough; neither it nor a key shows in Debug or errors.
+        let builder = ClientBuilder::new()
+            .auth_token("tok-secret")
+            .base_url("http://127.0.0.1:9");
+        assert!(!format!("{builder:?}").contains("tok-secret"));
+        let client = builder.build().unwrap();
+        assert!(!format!("{client:?}").contains("tok-secret"));
+        for (key, token) in [(Some("sk-se\ncret"), None), (None, Some("tok-se\ncret"))] {
+            let mut builder = ClientBuilder::new();
+            if let Some(key) = key {
+                builder = builder.api_key(key);
+            }
+            if let Some(token) = token {
+                builder = builder.auth_token(token);
+            }
+            let err = builder.build().unwrap_err();
+            assert!(matches!(err, ApiError::Config(_)), "{err:?}");
+            let text = format!("{err} {err:?}");
+            assert!(
+                !text.contains("se\ncret") && !text.contains("cret"),
+                "{text}"
+            );
+        }
     }
 }

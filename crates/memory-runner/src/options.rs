@@ -36,8 +36,9 @@ pub struct OpenOptions {
     /// on disk changes at all (memory-fs: no lock or count file, no cleanup of stale temporary
     /// files; memory-sqlite: `SQLITE_OPEN_READONLY`, no `-wal`/`-shm` file, no migration; the
     /// encrypted envelope writes no key-check record; memory-store: a `store+sqlite:`
-    /// database opened read-only, nothing created or migrated). Stores whose opening may
-    /// write (`postgres://`, `store+postgres://`) are refused with [`OpenError::Unavailable`].
+    /// database opened read-only, nothing created or migrated; memory-postgres:
+    /// `postgres://` and `store+postgres://` opened with `from_url_read_only`, no advisory
+    /// lock, no DDL, no row written, every session `default_transaction_read_only`).
     pub read_only: bool,
 }
 

@@ -88,34 +88,10 @@ pub async fn open_url(
     if !options.read_only {
         return open_wrapped(url, options).await;
     }
-    refuse_read_only_where_opening_writes(url)?;
     let options = read_only_options(url, options);
     let store = open_wrapped(url, &options).await?;
     // Core's one read-only policy refuses every change before it reaches the store.
     Ok(Arc::new(memory_core::ReadOnly::new(store)))
-}
-
-/// [`OpenOptions::read_only`] is for the backends whose opening can change nothing: folders
-/// and `sqlite:` files (opened read-only by memory-fs and memory-sqlite), `store+sqlite:`
-/// databases (opened read-only by memory-store), `mem:`, `s3://` (opening sends nothing) and
-/// `store+http(s):` (a `GET`). Opening a PostgreSQL database may create or upgrade tables, so
-/// `postgres://` and `store+postgres://` are refused.
-fn refuse_read_only_where_opening_writes(url: &StoreUrl) -> Result<(), OpenError> {
-    match url.scheme() {
-        Scheme::Memory
-        | Scheme::Dir
-        | Scheme::Sqlite
-        | Scheme::S3
-        | Scheme::StoreHttp
-        | Scheme::StoreSqlite => Ok(()),
-        _ => Err(OpenError::Unavailable {
-            url: url.to_string(),
-            reason: "this kind of store cannot be opened read-only yet (opening it may create \
-                     or upgrade its tables); serve it with `memory serve` and read it over \
-                     store+http, or use a folder or sqlite: copy"
-                .to_owned(),
-        }),
-    }
 }
 
 /// The options of a read-only open: a search side index, unless one is named, is kept in
@@ -329,18 +305,24 @@ mod backends {
         Ok(Arc::new(store))
     }
 
+    /// memory-postgres owns `postgres://` and its options; read-only, it is opened with
+    /// `from_url_read_only` (no lock, no DDL, no row written, read-only sessions).
     #[cfg(feature = "postgres")]
     pub(super) async fn postgres(
         url: &StoreUrl,
         options: &OpenOptions,
     ) -> Result<Arc<dyn Storage>, OpenError> {
-        let store =
-            memory_postgres::PostgresStorage::from_url(url.as_str(), options.store_options.clone())
-                .await
-                .map_err(|source| OpenError::Open {
-                    url: url.to_string(),
-                    source: Box::new(source),
-                })?;
+        use memory_postgres::PostgresStorage;
+        let given = options.store_options.clone();
+        let store = if options.read_only {
+            PostgresStorage::from_url_read_only(url.as_str(), given).await
+        } else {
+            PostgresStorage::from_url(url.as_str(), given).await
+        }
+        .map_err(|source| OpenError::Open {
+            url: url.to_string(),
+            source: Box::new(source),
+        })?;
         Ok(Arc::new(store))
     }
 }

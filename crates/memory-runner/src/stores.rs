@@ -125,8 +125,13 @@ mod imp {
                 StoreStorage::local(engine, store_id, session).map_err(backend)?
             }
             Scheme::StorePostgres => {
-                let engine =
-                    postgres_engine(url, rest, postgres_options.unwrap_or_default()).await?;
+                let engine = postgres_engine(
+                    url,
+                    rest,
+                    postgres_options.unwrap_or_default(),
+                    options.read_only,
+                )
+                .await?;
                 StoreStorage::local(engine, store_id, session).map_err(backend)?
             }
             _ => {
@@ -165,20 +170,26 @@ mod imp {
     }
 
     /// The engine of a `store+postgres://` URL: its tables in that database (created or
-    /// migrated when missing, as `memory serve --db postgres://...` does).
+    /// migrated when missing, as `memory serve --db postgres://...` does; read-only, only
+    /// checked, with nothing created, locked or written).
     #[cfg(feature = "postgres")]
     async fn postgres_engine(
         url: &StoreUrl,
         rest: &str,
         store_options: memory_core::options::StoreOptions,
+        read_only: bool,
     ) -> Result<MemoryStores, OpenError> {
+        use memory_postgres::PostgresPersistence;
         let db_url = format!("postgres:{rest}");
-        let p = memory_postgres::PostgresPersistence::from_url(&db_url, store_options)
-            .await
-            .map_err(|source| OpenError::Open {
-                url: url.to_string(),
-                source: Box::new(source),
-            })?;
+        let opened = if read_only {
+            PostgresPersistence::from_url_read_only(&db_url, store_options).await
+        } else {
+            PostgresPersistence::from_url(&db_url, store_options).await
+        };
+        let p = opened.map_err(|source| OpenError::Open {
+            url: url.to_string(),
+            source: Box::new(source),
+        })?;
         Ok(MemoryStores::new(p))
     }
 
@@ -188,6 +199,7 @@ mod imp {
         url: &StoreUrl,
         _rest: &str,
         _store_options: memory_core::options::StoreOptions,
+        _read_only: bool,
     ) -> Result<MemoryStores, OpenError> {
         Err(OpenError::NotCompiled {
             url: url.to_string(),

@@ -561,3 +561,40 @@ async fn retry_after_as_an_http_date_is_waited_for() {
     );
     assert_eq!(api.requests().len(), 2);
 }
+
+/// A bearer token (`ANTHROPIC_AUTH_TOKEN` in the SDKs) goes as `Authorization: Bearer`; with
+/// an API key too, both headers go, as the official SDKs send them; neither value shows in an
+/// error the API answers.
+#[tokio::test]
+async fn an_auth_token_is_sent_as_a_bearer_and_never_shown() {
+    let api = FakeApi::start([
+        Reply::message(end_turn("a")),
+        Reply::message(end_turn("b")),
+        Reply::error(401, "authentication_error", "invalid credentials"),
+    ])
+    .await;
+    let token_only = Client::builder()
+        .auth_token("tok-secret-1")
+        .base_url(api.url())
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap();
+    token_only.create_message(&request()).await.unwrap();
+    let both = Client::builder()
+        .api_key("sk-secret-2")
+        .auth_token("tok-secret-2")
+        .base_url(api.url())
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap();
+    both.create_message(&request()).await.unwrap();
+    let err = both.create_message(&request()).await.unwrap_err();
+    let sent = api.requests();
+    assert_eq!(sent[0].header("authorization"), Some("Bearer tok-secret-1"));
+    assert_eq!(sent[0].header("x-api-key"), None);
+    assert_eq!(sent[1].header("authorization"), Some("Bearer tok-secret-2"));
+    assert_eq!(sent[1].header("x-api-key"), Some("sk-secret-2"));
+    assert_eq!(err.status(), Some(401));
+    let text = format!("{err} {err:?} {both:?} {token_only:?}");
+    assert!(!text.contains("secret"), "{text}");
+}

@@ -378,7 +378,7 @@ async fn a_dream_from_a_versioned_store_leaves_its_database_byte_for_byte() {
 }
 
 #[tokio::test]
-async fn opening_read_only_creates_nothing_and_refuses_what_cannot_be_read_only() {
+async fn opening_read_only_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     // A folder made by hand (no lock, count or temporary folder).
     let folder = dir.path().join("hand");
@@ -428,17 +428,27 @@ async fn opening_read_only_creates_nothing_and_refuses_what_cannot_be_read_only(
         drop(store);
         assert_eq!(snapshot(&plain), before);
     }
-    // Stores whose opening may write are refused read-only.
-    let err = open_with(
-        "store+postgres://u@127.0.0.1:9/db#memstore_x",
-        &OpenOptions::new().with_read_only(),
-    )
-    .await
-    .unwrap_err();
-    assert!(
-        err.to_string().contains("cannot be opened read-only"),
-        "{err}"
-    );
+    // PostgreSQL stores are opened read-only by memory-postgres (no lock, no DDL, no row):
+    // a server that is not there is the open's own error, not a refusal of read-only.
+    #[cfg(feature = "postgres")]
+    for url in [
+        "postgres://u@127.0.0.1:9/db?connect_timeout=1s",
+        "store+postgres://u@127.0.0.1:9/db?connect_timeout=1s#memstore_x",
+    ] {
+        let err = open_with(url, &OpenOptions::new().with_read_only())
+            .await
+            .unwrap_err();
+        let memory_runner::OpenError::Open { source, .. } = &err else {
+            panic!("{err:?}");
+        };
+        assert!(
+            matches!(
+                source.downcast_ref::<memory_runner::postgres::PostgresOpenError>(),
+                Some(memory_runner::postgres::PostgresOpenError::Unreachable { .. })
+            ),
+            "{err:?}"
+        );
+    }
     // A versioned store's database that is not there is not created.
     let missing = dir.path().join("nowhere.db");
     let url = format!("store+sqlite:{}#memstore_x", missing.display());
@@ -448,4 +458,53 @@ async fn opening_read_only_creates_nothing_and_refuses_what_cannot_be_read_only(
             .is_err()
     );
     assert!(!missing.exists());
+}
+
+/// An encrypted source given no key is refused before any request (Claude would read
+/// ciphertext); so is an encrypted output given none (plaintext would be mixed into it). With
+/// each its own key, the dream runs and the output is encrypted under its key.
+#[cfg(feature = "encrypted")]
+#[tokio::test]
+async fn encrypted_stores_need_their_keys_before_anything_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let (source, output) = (dir.path().join("source"), dir.path().join("output"));
+    let (from_key, into_key) = (dir.path().join("from.key"), dir.path().join("into.key"));
+    memory_runner::encrypted::generate_key_file(&from_key).unwrap();
+    memory_runner::encrypted::generate_key_file(&into_key).unwrap();
+    let from_options = OpenOptions::new().with_encryption_key_file(&from_key);
+    fill(
+        &*open_with(source.to_str().unwrap(), &from_options)
+            .await
+            .unwrap(),
+    )
+    .await;
+    let (from, into) = (source.to_str().unwrap(), output.to_str().unwrap());
+
+    let api = FakeApi::start(script()).await;
+    let err = Dream::new(from, into).run(client(&api)).await.unwrap_err();
+    assert!(matches!(err, DreamError::Source(_)), "{err:?}");
+    assert!(err.to_string().contains("encrypted"), "{err}");
+    assert!(api.requests().is_empty(), "a request was sent");
+
+    let api = FakeApi::start(script()).await;
+    let report = Dream::new(from, into)
+        .source_options(from_options.clone())
+        .output_options(OpenOptions::new().with_encryption_key_file(&into_key))
+        .run(client(&api))
+        .await
+        .unwrap();
+    assert_eq!(report.created.len(), 2, "{report:?}");
+    let readme = std::fs::read(output.join("memories/README.md")).unwrap();
+    assert!(!String::from_utf8_lossy(&readme).contains("preferences"));
+
+    // The output is encrypted now: a forced dream into it without its key is refused.
+    let api = FakeApi::start(script()).await;
+    let err = Dream::new(from, into)
+        .source_options(from_options)
+        .force(true)
+        .run(client(&api))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, DreamError::Output(_)), "{err:?}");
+    assert!(api.requests().is_empty(), "a request was sent");
 }
