@@ -43,6 +43,57 @@ pub(crate) fn numbered<'a>(lines: impl IntoIterator<Item = &'a str>, first: usiz
         .collect()
 }
 
+/// Appends `{n:>6}\t{line}` for each line, numbered from `first` and joined by `\n`, to `out`:
+/// the text [`join_truncated`] makes of [`numbered`] lines, written straight into `out` with
+/// no string per line when it needs no truncation (the usual case).
+///
+/// `total` is the file's line count.
+pub(crate) fn push_numbered(out: &mut String, lines: &[&str], first: usize, total: usize) {
+    // Each line gets a number of at most six digits (`MAX_LINES`), so a prefix of seven
+    // characters; a longer number (never shown by the tool) takes the general path.
+    let fits = first
+        .checked_add(lines.len())
+        .is_some_and(|end| end <= 1_000_000);
+    let chars = || {
+        lines.iter().map(|l| 7 + l.chars().count()).sum::<usize>() + lines.len().saturating_sub(1)
+    };
+    if !fits || chars() > MAX_VIEW_CHARS {
+        out.push_str(&join_truncated(
+            &numbered(lines.iter().copied(), first),
+            first,
+            total,
+        ));
+        return;
+    }
+    out.reserve(lines.iter().map(|l| l.len() + 8).sum());
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        push_line_number(out, first + i);
+        out.push('\t');
+        out.push_str(line);
+    }
+}
+
+/// Appends `n` right-aligned in six columns (`{n:>6}`), without the formatting machinery.
+fn push_line_number(out: &mut String, mut n: usize) {
+    let mut digits = [b' '; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let start = at.min(digits.len() - 6);
+    for &b in &digits[start..] {
+        out.push(char::from(b));
+    }
+}
+
 /// Joins numbered lines, truncating past [`MAX_VIEW_CHARS`] with a notice.
 ///
 /// `first` is the number of the first line given, `total` the file's line count.
@@ -240,6 +291,33 @@ mod tests {
             notice,
             "[Output truncated: showed lines 5-5 of 9. Use view_range to see the rest.]"
         );
+    }
+
+    /// The text written straight into the output is the one the per-line strings make.
+    #[test]
+    fn numbered_lines_written_in_place_match_the_joined_ones() {
+        let long = "z".repeat(20_000);
+        let wide = "é".repeat(150);
+        let mut cases: Vec<(Vec<&str>, usize)> = vec![
+            (vec![""], 1),
+            (vec!["a", "", "b\tc", "ünï"], 1),
+            (vec!["x"; 12], 995),
+            (vec!["y"; 3], 999_998),
+            (vec![long.as_str()], 4),
+            (vec![wide.as_str(); 120], 1),
+            (vec!["q"; 1], 123_456),
+        ];
+        cases.push((vec!["w"; 2_500], 1));
+        for (lines, first) in cases {
+            let total = first + lines.len() + 3;
+            let mut direct = String::from("head:\n");
+            push_numbered(&mut direct, &lines, first, total);
+            let joined = format!(
+                "head:\n{}",
+                join_truncated(&numbered(lines.iter().copied(), first), first, total)
+            );
+            assert_eq!(direct, joined, "{first} {}", lines.len());
+        }
     }
 
     #[test]

@@ -211,11 +211,12 @@ impl<S: Storage> MemoryTool<S> {
                 (start as usize, end as usize)
             }
         };
-        let numbered = render::numbered(lines[first - 1..last].iter().copied(), first);
-        ToolOutput::success(format!(
-            "Here's the content of {path} with line numbers:\n{}",
-            render::join_truncated(&numbered, first, total)
-        ))
+        let mut text = String::new();
+        text.push_str("Here's the content of ");
+        text.push_str(path.as_str());
+        text.push_str(" with line numbers:\n");
+        render::push_numbered(&mut text, &lines[first - 1..last], first, total);
+        ToolOutput::success(text)
     }
 
     /// `create` of a path that holds a file, in [`CreateMode::Overwrite`].
