@@ -8,17 +8,17 @@
 //! leave the root even if a link is swapped in concurrently.
 
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
-use cap_std::fs::{Dir, DirBuilder, DirBuilderExt, Metadata, OpenOptions, OpenOptionsExt};
+use cap_std::fs::{Dir, DirBuilder, DirBuilderExt, Metadata, OpenOptions};
 use memory_core::options::SyncMode;
 use memory_core::{Entry, Error, FileMeta, MemoryPath, Result, Version, WriteMode};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
@@ -290,6 +290,9 @@ pub(crate) struct Store {
     count: std::fs::File,
     /// Set when this process failed to update the count file: the next count is a walk.
     count_stale: AtomicBool,
+    /// The count this process last read or wrote (`usize::MAX` before any): a hint, read
+    /// without the lock, of whether a create should check the limit before writing anything.
+    seen_count: AtomicUsize,
     /// Whether paths are opened with one `openat2` call (`RESOLVE_BENEATH |
     /// RESOLVE_NO_SYMLINKS`); otherwise, or when the kernel refuses it, every ancestor is
     /// checked without following links and cap-std opens the path.
@@ -310,6 +313,33 @@ enum Target {
 
 enum Attempt {
     Done,
+    Retry,
+}
+
+/// A folder a write places its file in.
+enum Folder {
+    /// The root, through the store's own handle.
+    Root,
+    /// A folder below it, opened for this write.
+    Below(OwnedFd),
+}
+
+impl Folder {
+    fn fd<'a>(&'a self, root: &'a Dir) -> BorrowedFd<'a> {
+        match self {
+            Folder::Root => root.as_fd(),
+            Folder::Below(fd) => fd.as_fd(),
+        }
+    }
+}
+
+/// What one try at placing a written file under the lock came to.
+enum Commit {
+    /// Placed, in this folder.
+    Done(Folder),
+    /// The file's folder is not there: make it and try again.
+    NoFolder,
+    /// Something changed under the call: try again.
     Retry,
 }
 
@@ -395,6 +425,7 @@ impl Store {
             lock: Mutex::new(lock),
             count,
             count_stale: AtomicBool::new(false),
+            seen_count: AtomicUsize::new(usize::MAX),
             openat2: AtomicBool::new(true),
             options,
         };
@@ -452,6 +483,7 @@ impl Store {
             // A folder's handle: reading a count from it fails, so every count is a walk.
             count: std::fs::File::from(base_dir),
             count_stale: AtomicBool::new(true),
+            seen_count: AtomicUsize::new(usize::MAX),
             openat2: AtomicBool::new(true),
             options,
         };
@@ -724,7 +756,12 @@ impl Store {
         use std::os::unix::fs::FileExt as _;
         let mut buf = [0u8; COUNT_DIGITS + 1];
         self.count.read_exact_at(&mut buf, 0).ok()?;
-        std::str::from_utf8(&buf[..COUNT_DIGITS]).ok()?.parse().ok()
+        let n = std::str::from_utf8(&buf[..COUNT_DIGITS])
+            .ok()?
+            .parse()
+            .ok()?;
+        self.seen_count.store(n, Ordering::Relaxed);
+        Some(n)
     }
 
     fn store_count(&self, files: usize) {
@@ -732,6 +769,7 @@ impl Store {
         if self.options.read_only {
             return;
         }
+        self.seen_count.store(files, Ordering::Relaxed);
         let text = format!("{files:0width$}\n", width = COUNT_DIGITS);
         match self.count.write_all_at(text.as_bytes(), 0) {
             Ok(()) => self.count_stale.store(false, Ordering::Relaxed),
@@ -915,18 +953,6 @@ impl Store {
 
     // -----------------------------------------------------------------------------------------
     // Folder helpers
-
-    /// Whether `dir` is a real folder, answered by one `openat2` where the kernel has it
-    /// (`false` where it cannot tell: the caller then creates the folders, which checks each).
-    fn is_real_dir(&self, dir: &MemoryPath) -> Result<bool, FsError> {
-        if dir.is_root() {
-            return Ok(true);
-        }
-        Ok(matches!(
-            self.beneath(dir, OFlags::PATH | OFlags::DIRECTORY)?,
-            Beneath::Opened(_)
-        ))
-    }
 
     /// Creates the missing ancestors of `path` (mode 0700), returning those it created,
     /// outermost first. `Ok(None)` means a folder vanished meanwhile: start over.
@@ -1201,61 +1227,77 @@ impl Store {
             self.check_write_target(path, mode)?;
         }
         if let Some(max_files) = max_files
-            && self.read_count().is_none_or(|n| n >= max_files)
+            && self.seen_count.load(Ordering::Relaxed) >= max_files
         {
-            // Looks full: decide under the lock before writing anything.
+            // Looked full when last counted: decide under the lock before writing anything.
+            // (Otherwise the check under the lock that places the file decides; a create
+            // refused there has only written a temporary file.)
             let _locked = self.lock()?;
             self.check_write_target(path, mode)?;
             self.check_room(max_files)?;
         }
+        let temp = temp_name();
+        if let Err(e) = self.write_temp(path, &temp, contents) {
+            let _ = rustix::fs::unlinkat(&self.temp, &temp, AtFlags::empty());
+            return Err(e.into());
+        }
         let parent = path.parent().unwrap_or_else(MemoryPath::root);
-        let created = if update || self.is_real_dir(&parent)? {
-            Vec::new()
-        } else {
-            let Some(created) = self.make_parents(path)? else {
-                return Ok(Attempt::Retry);
-            };
-            created
-        };
-        let temp_rel = PathBuf::from(temp_name());
-        match self.write_temp(path, &temp_rel, contents) {
-            Ok(()) => {}
-            Err(e) => {
-                let _ = self.temp.remove_file(&temp_rel);
-                self.prune_created(&created);
-                return Err(e.into());
-            }
-        }
-        let outcome = {
-            let _locked = self.lock()?;
-            self.commit(path, &temp_rel, mode, max_files)
-        };
-        if !matches!(outcome, Ok(Attempt::Done)) {
-            let _ = self.temp.remove_file(&temp_rel);
-            if !matches!(outcome, Ok(Attempt::Retry)) {
+        // Folders this call created for the file, removed again if the write fails.
+        let mut created = Vec::new();
+        for _ in 0..MAX_ATTEMPTS {
+            let outcome = {
                 let _locked = self.lock()?;
-                self.prune_created(&created);
+                self.commit(path, &parent, &temp, mode, max_files)
+            };
+            match outcome {
+                Ok(Commit::Done(folder)) => {
+                    // The folder the name went into, synced through the handle it was
+                    // placed with.
+                    if self.options.sync == SyncMode::Full {
+                        rustix::fs::fsync(folder.fd(&self.root))
+                            .map_err(|e| FsError::io("sync folder", &parent, e.into()))?;
+                    }
+                    return Ok(Attempt::Done);
+                }
+                // The folder is missing: made (outside the lock, as any writer may) and the
+                // file placed again. An update's folder exists while its file does: the next
+                // check under the lock tells what happened.
+                Ok(Commit::NoFolder) if !update => match self.make_parents(path) {
+                    Ok(Some(made)) => created.extend(made),
+                    // A folder vanished meanwhile: try again.
+                    Ok(None) => {}
+                    Err(e) => {
+                        let _ = rustix::fs::unlinkat(&self.temp, &temp, AtFlags::empty());
+                        let _locked = self.lock()?;
+                        self.prune_created(&created);
+                        return Err(e);
+                    }
+                },
+                Ok(Commit::NoFolder | Commit::Retry) => {}
+                Err(e) => {
+                    let _ = rustix::fs::unlinkat(&self.temp, &temp, AtFlags::empty());
+                    let _locked = self.lock()?;
+                    self.prune_created(&created);
+                    return Err(e);
+                }
             }
-            return outcome;
         }
-        self.sync_dir(&parent)?;
-        Ok(Attempt::Done)
+        let _ = rustix::fs::unlinkat(&self.temp, &temp, AtFlags::empty());
+        Ok(Attempt::Retry)
     }
 
-    /// Writes and syncs the temporary file (in the folder of temporary files).
-    fn write_temp(
-        &self,
-        path: &MemoryPath,
-        temp_rel: &Path,
-        contents: &[u8],
-    ) -> Result<(), FsError> {
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true).mode(FILE_MODE);
-        let file = self
-            .temp
-            .open_with(temp_rel, &options)
-            .map_err(|e| FsError::io("create temporary file for", path, e))?;
-        let mut file = file.into_std();
+    /// Writes and syncs the temporary file `temp` (a single name in the folder of temporary
+    /// files, created there, never opened through a link).
+    fn write_temp(&self, path: &MemoryPath, temp: &str, contents: &[u8]) -> Result<(), FsError> {
+        let fd = rustix::fs::openat(
+            &self.temp,
+            temp,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(FILE_MODE),
+        )
+        .map_err(|e| FsError::io("create temporary file for", path, e.into()))?;
+        let mut file = std::fs::File::from(fd);
+        // Explicitly, whatever the umask did to the mode given at creation.
         file.set_permissions(std_perms(FILE_MODE))
             .map_err(|e| FsError::io("chmod temporary file for", path, e))?;
         #[cfg(test)]
@@ -1277,18 +1319,75 @@ impl Store {
         Ok(())
     }
 
-    /// Under the lock: checks the target again and moves the temporary file into place.
+    /// A real folder of the store, opened readable (for `fsync`) without following any link:
+    /// one `openat2` where the kernel has it; otherwise every ancestor and the folder itself
+    /// are checked without following links and cap-std opens it inside the root. `None` when
+    /// it is not a real folder (missing, a link, below a file).
+    fn open_folder(&self, dir: &MemoryPath) -> Result<Option<Folder>, FsError> {
+        if dir.is_root() {
+            return Ok(Some(Folder::Root));
+        }
+        match self.beneath(dir, OFlags::RDONLY | OFlags::DIRECTORY)? {
+            Beneath::Opened(fd) => return Ok(Some(Folder::Below(fd))),
+            Beneath::Link | Beneath::Missing | Beneath::BelowNonDir => return Ok(None),
+            Beneath::Walk => {}
+        }
+        if !matches!(self.probe(dir)?, Probe::Dir) {
+            return Ok(None);
+        }
+        let handle = match self.root.open_dir(rel(dir)?) {
+            Ok(handle) => handle,
+            Err(e) if is_not_found(&e) => return Ok(None),
+            Err(e) => return Err(FsError::io("open folder", dir, e)),
+        };
+        // cap-std's handle may be path-only; fsync needs a readable one.
+        rustix::fs::openat(
+            &handle,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map(|fd| Some(Folder::Below(fd)))
+        .map_err(|e| FsError::io("open folder", dir, e.into()))
+    }
+
+    /// Moves the temporary file to `name` in `folder` only if nothing is there, in one step:
+    /// a `rename` that refuses to replace (`RENAME_NOREPLACE`), or where the file system lacks
+    /// it a hard link and the removal of the temporary name. `EOPNOTSUPP` when the file
+    /// system has neither.
+    fn place_new(&self, temp: &str, folder: BorrowedFd<'_>, name: &str) -> Result<(), Errno> {
+        match rustix::fs::renameat_with(&self.temp, temp, folder, name, RenameFlags::NOREPLACE) {
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {}
+            other => return other,
+        }
+        match rustix::fs::linkat(&self.temp, temp, folder, name, AtFlags::empty()) {
+            Ok(()) => {
+                let _ = rustix::fs::unlinkat(&self.temp, temp, AtFlags::empty());
+                Ok(())
+            }
+            Err(Errno::PERM | Errno::OPNOTSUPP | Errno::NOSYS) => Err(Errno::OPNOTSUPP),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Under the lock: checks the target again and moves the temporary file into place, in
+    /// the folder opened here, under this same lock hold (so no concurrent rename of a folder
+    /// can move the place it goes to).
     ///
-    /// A create is checked by the hard link itself, which fails if anything is at the target;
-    /// only then does a probe tell what is there (an empty folder tree is replaced). Other
-    /// modes probe (or, for an update, read) the target first.
+    /// A create is checked by the one-step create itself, which fails if anything is at the
+    /// target; only then does a probe tell what is there (an empty folder tree is replaced).
+    /// Other modes probe (or, for an update, read) the target first.
     fn commit(
         &self,
         path: &MemoryPath,
-        temp_rel: &Path,
+        parent: &MemoryPath,
+        temp: &str,
         mode: &WriteMode,
         max_files: Option<usize>,
-    ) -> Result<Attempt> {
+    ) -> Result<Commit> {
+        let Some(name) = path.name() else {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        };
         let target_rel = rel(path)?;
         let mut target = if matches!(mode, WriteMode::Create) {
             Target::Absent
@@ -1299,49 +1398,40 @@ impl Store {
             Some(max_files) => Some(self.check_room(max_files)?),
             None => None,
         };
+        let Some(folder) = self.open_folder(parent)? else {
+            return Ok(Commit::NoFolder);
+        };
+        let dir = folder.fd(&self.root);
         if target == Target::EmptyTree {
             self.remove_tree(path, &target_rel)?;
         }
         let result = match mode {
-            // One step even against writers that do not take our lock: link fails if
-            // anything appeared at the target.
             WriteMode::Create => {
-                let mut linked = self.temp.hard_link(temp_rel, &self.root, &target_rel);
-                if matches!(&linked, Err(e) if e.kind() == io::ErrorKind::AlreadyExists) {
+                let mut placed = self.place_new(temp, dir, name);
+                if placed == Err(Errno::EXIST) {
                     // Something is there: refused, unless it is an empty folder tree.
                     target = self.check_write_target(path, mode)?;
                     if target == Target::EmptyTree {
                         self.remove_tree(path, &target_rel)?;
                     }
-                    linked = self.temp.hard_link(temp_rel, &self.root, &target_rel);
+                    placed = self.place_new(temp, dir, name);
                 }
-                match linked {
-                    Ok(()) => {
-                        let _ = self.temp.remove_file(temp_rel);
-                        Ok(())
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                        return Err(Error::AlreadyExists { path: path.clone() });
-                    }
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            io::ErrorKind::Unsupported | io::ErrorKind::PermissionDenied
-                        ) =>
-                    {
-                        // File systems without hard links: a check under the lock stands in
-                        // for the one-step create.
+                match placed {
+                    Err(Errno::EXIST) => return Err(Error::AlreadyExists { path: path.clone() }),
+                    Err(Errno::OPNOTSUPP) => {
+                        // File systems without a one-step create: a check under the lock
+                        // stands in for it.
                         target = self.check_write_target(path, mode)?;
                         if target == Target::EmptyTree {
                             self.remove_tree(path, &target_rel)?;
                         }
-                        self.temp.rename(temp_rel, &self.root, &target_rel)
+                        rustix::fs::renameat(&self.temp, temp, dir, name)
                     }
-                    Err(e) => Err(e),
+                    other => other,
                 }
             }
             WriteMode::Overwrite | WriteMode::Update(_) => {
-                self.temp.rename(temp_rel, &self.root, &target_rel)
+                rustix::fs::renameat(&self.temp, temp, dir, name)
             }
         };
         match result {
@@ -1353,10 +1443,12 @@ impl Store {
                         None => self.add_to_count(1, 0),
                     }
                 }
-                Ok(Attempt::Done)
+                Ok(Commit::Done(folder))
             }
-            Err(e) if is_not_found(&e) => Ok(Attempt::Retry),
-            Err(e) => Err(FsError::io("rename into place", path, e).into()),
+            // The folder vanished since it was opened (only a writer that ignores the lock
+            // does that): open it again.
+            Err(Errno::NOENT | Errno::NOTDIR) => Ok(Commit::Retry),
+            Err(e) => Err(FsError::io("rename into place", path, e.into()).into()),
         }
     }
 
