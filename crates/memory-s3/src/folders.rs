@@ -107,6 +107,15 @@ impl FolderFacts {
         }
     }
 
+    /// Whether what was learned in `generation` may be kept: it is the newest generation seen
+    /// (an older one is dropped; a newer one drops the facts of the older).
+    fn is_current(&mut self, generation: u64) -> bool {
+        if generation > self.generation {
+            self.enter(generation);
+        }
+        generation == self.generation
+    }
+
     /// Whether facts of `generation` answer both checks of a create.
     pub(crate) fn cover(&mut self, generation: u64, keys: &CreateKeys) -> bool {
         self.enter(generation);
@@ -133,7 +142,7 @@ impl FolderFacts {
 
     /// A HEAD sent at `at` in `generation` found no file at `key`.
     pub(crate) fn learn_not_file(&mut self, generation: u64, key: Path, at: Instant) {
-        if generation == self.generation {
+        if self.is_current(generation) {
             self.not_files.insert(key, at);
         }
     }
@@ -159,7 +168,7 @@ impl FolderFacts {
     ) {
         let still = self.asking(&folder);
         let none_under_way = asked.making.is_none_or(|(n, _)| n == 0);
-        if generation == self.generation && still == asked && none_under_way {
+        if self.is_current(generation) && still == asked && none_under_way {
             self.complete.insert(folder, (dirs, at));
         }
     }
