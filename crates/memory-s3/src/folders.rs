@@ -50,6 +50,9 @@ use object_store::path::Path;
 /// How long a fact is trusted after the request that taught it was sent.
 pub(crate) const FACT_LIFETIME: Duration = Duration::from_secs(10);
 
+/// Facts of each kind kept at most (see [`FolderFacts::prune`]).
+const FACTS_KEPT: usize = 4096;
+
 /// The facts, all of one counter generation (see the module documentation).
 #[derive(Debug, Default)]
 pub(crate) struct FolderFacts {
@@ -143,7 +146,26 @@ impl FolderFacts {
     /// A HEAD sent at `at` in `generation` found no file at `key`.
     pub(crate) fn learn_not_file(&mut self, generation: u64, key: Path, at: Instant) {
         if self.is_current(generation) {
+            self.prune();
             self.not_files.insert(key, at);
+        }
+    }
+
+    /// Keeps the facts to at most [`FACTS_KEPT`] of each kind: the aged ones go first, then
+    /// all (a long quiet generation would otherwise keep every folder ever checked).
+    fn prune(&mut self) {
+        let now = Instant::now();
+        if self.not_files.len() >= FACTS_KEPT {
+            self.not_files.retain(|_, at| fresh(at, now));
+            if self.not_files.len() >= FACTS_KEPT {
+                self.not_files.clear();
+            }
+        }
+        if self.complete.len() >= FACTS_KEPT {
+            self.complete.retain(|_, (_, at)| fresh(at, now));
+            if self.complete.len() >= FACTS_KEPT {
+                self.complete.clear();
+            }
         }
     }
 
@@ -169,6 +191,7 @@ impl FolderFacts {
         let still = self.asking(&folder);
         let none_under_way = asked.making.is_none_or(|(n, _)| n == 0);
         if self.is_current(generation) && still == asked && none_under_way {
+            self.prune();
             self.complete.insert(folder, (dirs, at));
         }
     }
