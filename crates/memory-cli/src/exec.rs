@@ -1,7 +1,8 @@
 //! The line protocol of `memory exec`: one JSON line in, one JSON line out.
 //!
 //! Each input line (split on `\n` only; a `\r` before it is JSON whitespace; a last line
-//! without `\n` counts) is answered with exactly one output line, in order, flushed at once:
+//! without `\n` counts) is answered with exactly one output line, in order, flushed as soon as
+//! no further input line is waiting:
 //!
 //! | input line | answer |
 //! |---|---|
@@ -250,8 +251,10 @@ fn too_long(line: &TooLong) -> Answer {
 ///
 /// `input` is read on a thread of its own, in lines of at most [`MAX_LINE_BYTES`] (a longer
 /// line is skipped, never held whole, and gets an error answer); each answer is written to
-/// `output` and flushed before the next line is answered. Give `output` a buffer (a
-/// [`std::io::BufWriter`] or a locked standard output): each answer is one write.
+/// `output`, which is flushed whenever no further complete input line is waiting (so an
+/// interactive client gets every answer before it sends the next line, and lines that arrive
+/// together get their answers in as few writes as the buffer allows). Give `output` a buffer
+/// (a [`std::io::BufWriter`]): each flush is then one write.
 ///
 /// # Errors
 /// Reading `input` or writing `output` failed.
@@ -265,7 +268,17 @@ where
     let mut answered = 0;
     let mut bytes = Vec::new();
     while let Some(batch) = batches.recv().await {
-        for line in batch? {
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(e) => {
+                // What was answered before the failed read still reaches the client.
+                output.flush()?;
+                return Err(e);
+            }
+        };
+        let mut left = batch.len();
+        for line in batch {
+            left -= 1;
             let answer = match &line {
                 Line::Complete(line) => answer(tool, line).await,
                 Line::TooLong(line) => {
@@ -279,10 +292,16 @@ where
                 .map_err(std::io::Error::other)?;
             bytes.push(b'\n');
             output.write_all(&bytes)?;
-            output.flush()?;
             answered += 1;
+            // Flushed as soon as no further line is waiting: an interactive client gets each
+            // answer at once, while lines that arrived together (a piped file, a pipelining
+            // client) are answered in one write per buffer instead of one per line.
+            if left == 0 && batches.is_empty() {
+                output.flush()?;
+            }
         }
     }
+    output.flush()?;
     Ok(answered)
 }
 
@@ -437,6 +456,56 @@ mod tests {
         let mut direct = Vec::new();
         Answer::Bare(image.clone()).write_json(&mut direct).unwrap();
         assert_eq!(direct, serde_json::to_vec(&image.to_json()).unwrap());
+    }
+
+    /// A writer that keeps what it is given and counts the flushes asked of it.
+    #[derive(Default)]
+    struct CountingFlushes {
+        bytes: Vec<u8>,
+        flushes: usize,
+    }
+
+    impl Write for CountingFlushes {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.flushes += 1;
+            Ok(())
+        }
+    }
+
+    /// Lines that are all there at once are answered without a flush per line (the
+    /// interactive case, a flush per answer while the client waits, is
+    /// `answers_are_flushed_line_by_line` in the spec tests).
+    #[tokio::test]
+    async fn lines_that_arrive_together_are_flushed_together() {
+        let tool = MemoryTool::new(InMemoryStorage::new());
+        let input: String = (0..200)
+            .map(|i| format!("{{\"command\":\"view\",\"path\":\"/memories/f{i}.md\"}}\n"))
+            .collect();
+        let mut out = CountingFlushes::default();
+        let n = run(&tool, std::io::Cursor::new(input.into_bytes()), &mut out)
+            .await
+            .unwrap();
+        assert_eq!(n, 200);
+        let answers: Vec<Value> = out
+            .bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        assert_eq!(answers.len(), 200);
+        assert_eq!(
+            answers[7],
+            json!({
+                "content": "The path /memories/f7.md does not exist. Please provide a valid path.",
+                "is_error": true,
+            })
+        );
+        assert!(out.flushes <= 2, "{} flushes for 200 lines", out.flushes);
     }
 
     #[tokio::test]
