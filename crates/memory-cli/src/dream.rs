@@ -10,10 +10,16 @@
 //! (`created /memories/x.md`, `changed ...`, `deleted ...`); standard error holds the trace
 //! line of each memory command, Claude's text (streamed unless `--no-stream`) and every
 //! diagnostic. Exit status: 0 when the dream ended, 1 when a request failed (the output keeps
-//! what was written), 2 when the key is missing, a store cannot be opened or both URLs name the
-//! same store, 4 when the output already holds files and `--force` was not given.
+//! what was written), 2 when the key is missing, a store cannot be opened (a wrong or missing
+//! encryption key included) or both URLs name the same store, 4 when the output already holds
+//! files and `--force` was not given.
+//!
+//! Encryption: `--from-key-file` decrypts the source and `--into-key-file` encrypts the output
+//! (two keys, or one); `MEMORY_ENCRYPTION_KEY_FILE` is the default of both. The key files
+//! become store options through store_args' [`with_key_files`], as every command's do.
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -21,6 +27,7 @@ use memory_runner::dream::{DEFAULT_DREAM_MAX_ITERATIONS, DEFAULT_DREAM_MODEL, Dr
 use memory_runner::{ClientBuilder, OpenOptions, StreamEvent, ToolCall};
 
 use crate::exit::Exit;
+use crate::store_args::with_key_files;
 
 pub(crate) const DREAM_LONG_ABOUT: &str = "\
 Consolidate a store into another with Claude, leaving the original untouched.
@@ -33,9 +40,18 @@ changes, not even a lock file, and a write Claude aims at it is refused.
 
 The output must be empty or new, unless --force. A versioned output store
 (store+sqlite:, store+http:) records each write as a version by the dream's
-session. A store+sqlite: source is read without changing its database file. A
-PostgreSQL store cannot be a source (opening it may migrate its tables); read it
-over store+http (memory serve) instead.
+session. A store+sqlite: source is read without changing its database file; a
+postgres:// or store+postgres:// source is opened read-only too: no lock, no
+table created or migrated, no row written, every session read-only (its schema
+must be at this build's version; open it once read-write to upgrade it).
+
+Encrypted stores: --from-key-file FILE decrypts the source, --into-key-file FILE
+encrypts the output (each 64 hex characters; see `memory keygen`); they may be
+different keys. MEMORY_ENCRYPTION_KEY_FILE, when set, is the default of both
+(a dream of your encrypted store is then encrypted under the same key); to
+write a plaintext output from an encrypted source, unset it and give only
+--from-key-file. A store that holds encrypted files but gets no key, or a wrong
+key, is refused with exit status 2 before any request is sent.
 
 Standard output lists what changed in the output, one line per file:
 
@@ -44,7 +60,8 @@ Standard output lists what changed in the output, one line per file:
   deleted /memories/old.md
 
 Standard error holds a line per memory command and Claude's text. Needs
-ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL to point elsewhere). Exit status: 0
+ANTHROPIC_API_KEY (sent as x-api-key) or ANTHROPIC_AUTH_TOKEN (sent as
+Authorization: Bearer), and ANTHROPIC_BASE_URL to point elsewhere. Exit status: 0
 when the dream ended, 1 when a request failed, 2 when the key is missing, a
 store cannot be opened or --from and --into name the same store, 4 when the
 output holds files and --force was not given.
@@ -90,6 +107,33 @@ pub(crate) struct DreamArgs {
     /// Print Claude's text once each reply is complete instead of as it is written.
     #[arg(long)]
     no_stream: bool,
+
+    /// Decrypt the source with the 32-byte key in FILE (64 hex characters; see
+    /// `memory keygen`).
+    #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
+    from_key_file: Option<PathBuf>,
+
+    /// Also read source files encrypted under this older key (mid-rotation, see
+    /// `memory rekey`); repeat for several.
+    #[arg(
+        long = "from-old-key-file",
+        value_name = "FILE",
+        requires = "from_key_file"
+    )]
+    from_old_key_files: Vec<PathBuf>,
+
+    /// Encrypt the output with the 32-byte key in FILE (may differ from the source's key).
+    #[arg(long, env = "MEMORY_ENCRYPTION_KEY_FILE", value_name = "FILE")]
+    into_key_file: Option<PathBuf>,
+
+    /// Also read output files encrypted under this older key (with --force over an output
+    /// mid-rotation); repeat for several.
+    #[arg(
+        long = "into-old-key-file",
+        value_name = "FILE",
+        requires = "into_key_file"
+    )]
+    into_old_key_files: Vec<PathBuf>,
 }
 
 /// Runs `memory dream`.
@@ -109,13 +153,20 @@ pub(crate) async fn run(args: DreamArgs) -> ExitCode {
         .model(&args.model)
         .max_iterations(args.max_iterations as usize)
         .force(args.force)
-        // The program reads the backends' variables (AWS_*, MEMORY_STORE_API_KEY).
-        .source_options(OpenOptions::new().with_environment())
-        .output_options(
+        // The program reads the backends' variables (AWS_*, MEMORY_STORE_API_KEY); each
+        // store has its own key files.
+        .source_options(with_key_files(
+            OpenOptions::new().with_environment(),
+            args.from_key_file.as_deref(),
+            &args.from_old_key_files,
+        ))
+        .output_options(with_key_files(
             OpenOptions::new()
                 .with_environment()
                 .with_session_id(&session_id),
-        )
+            args.into_key_file.as_deref(),
+            &args.into_old_key_files,
+        ))
         .observe(|call: &ToolCall<'_>| eprintln!("[memory] {}", crate::run::trace_line(call)));
     if let Some(instructions) = args.instructions {
         dream = dream.instructions(instructions);

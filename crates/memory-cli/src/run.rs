@@ -13,8 +13,8 @@
 //! cleared, the memory tool's kept; server-side compaction), each with its beta header.
 //!
 //! Exit status: 0 when the run ended (also at `--max-iterations`, with a note on standard
-//! error), 1 when a request to the API failed, 2 when `ANTHROPIC_API_KEY` is missing or the
-//! store cannot be opened (before anything is sent).
+//! error), 1 when a request to the API failed, 2 when both `ANTHROPIC_API_KEY` and
+//! `ANTHROPIC_AUTH_TOKEN` are missing or the store cannot be opened (before anything is sent).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -51,10 +51,12 @@ Long runs: --clear-tool-uses lets the API clear old tool results once the
 prompt grows (the memory tool's own results are kept), --compact lets it
 summarise the earlier conversation (server-side compaction).
 
-Needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL points it elsewhere (a proxy, a
-test server). An API error is printed with its status, type, message and
-request id. Exit status: 0 when the run ended, 1 when a request failed, 2
-when the key is missing or the store cannot be opened.
+Needs ANTHROPIC_API_KEY (sent as x-api-key) or ANTHROPIC_AUTH_TOKEN (sent as
+Authorization: Bearer; both are sent when both are set, as the official SDKs
+do); ANTHROPIC_BASE_URL points it elsewhere (a proxy, a test server). An API
+error is printed with its status, type, message and request id. Exit status:
+0 when the run ended, 1 when a request failed, 2 when the key is missing or
+the store cannot be opened.
 
 Example:
 

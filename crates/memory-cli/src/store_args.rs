@@ -106,13 +106,11 @@ impl StoreArgs {
     /// key files, and the session id of versioned-store writes.
     pub(crate) fn options(&self, session_id: Option<String>) -> OpenOptions {
         // The program reads the backends' variables (AWS_*, MEMORY_STORE_API_KEY).
-        let mut options = OpenOptions::new().with_environment();
-        if let Some(file) = &self.encryption_key_file {
-            options = options.with_encryption_key_file(file);
-        }
-        for old in &self.old_key_files {
-            options = options.with_old_key_file(old);
-        }
+        let mut options = with_key_files(
+            OpenOptions::new().with_environment(),
+            self.encryption_key_file.as_deref(),
+            &self.old_key_files,
+        );
         if let Some(id) = session_id {
             options = options.with_session_id(id);
         }
@@ -135,6 +133,24 @@ impl StoreArgs {
     ) -> Result<Arc<dyn Storage>, Failure> {
         open_url(self.url(), options, access).await
     }
+}
+
+/// `options` decrypting and encrypting with the key in `key_file` (also reading files under
+/// the `old_key_files`), as `--encryption-key-file` and `--old-key-file` ask: the one place
+/// the program turns key-file arguments into store options (`memory dream` gives its source
+/// and its output each their own).
+pub(crate) fn with_key_files(
+    mut options: OpenOptions,
+    key_file: Option<&Path>,
+    old_key_files: &[PathBuf],
+) -> OpenOptions {
+    if let Some(file) = key_file {
+        options = options.with_encryption_key_file(file);
+    }
+    for old in old_key_files {
+        options = options.with_old_key_file(old);
+    }
+    options
 }
 
 /// Opens the store `url` names, with key files but no other option (for commands with several

@@ -1,0 +1,397 @@
+//! `memory dream` from PostgreSQL stores (`MEMORY_TEST_POSTGRES_URL`, from
+//! scripts/pg-test-server.sh) against the fake Messages API: a `postgres://` store and a
+//! `store+postgres://` versioned store as the source, every row of the schema's tables and its
+//! sequence values the same after the dream as before, the output written; a source schema
+//! that is missing or at another version refused with exit 2 before any request, creating
+//! nothing.
+
+#![cfg(all(feature = "postgres", feature = "fs"))]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use memory_runner::testing::{FakeApi, Reply, end_turn, tool_use};
+use serde_json::{Value, json};
+
+const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
+
+/// `MEMORY_TEST_POSTGRES_URL`; panics, saying how to start a server, when it is unset.
+fn pg_base() -> String {
+    match std::env::var("MEMORY_TEST_POSTGRES_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ => panic!(
+            "MEMORY_TEST_POSTGRES_URL is not set: these tests need a real PostgreSQL. Run \
+             `scripts/pg-test-server.sh run -- cargo test -p memory-cli --test dream_postgres`"
+        ),
+    }
+}
+
+/// A schema name no other test uses.
+fn unique_schema(prefix: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{prefix}_{}_{}", std::process::id(), nanos % 1_000_000_000)
+}
+
+/// The test URL with `options` added to its query.
+fn pg_url(options: &str) -> String {
+    let url = pg_base();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}{options}")
+}
+
+async fn admin() -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(&pg_base(), tokio_postgres::NoTls)
+        .await
+        .expect("connect to the test PostgreSQL");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+}
+
+/// Everything in `schema` a dream could change: whether it exists, its relations, every row
+/// of its tables in order (as JSON text, bytea as hex) and its sequences' values.
+async fn dump(schema: &str) -> Vec<String> {
+    let admin = admin().await;
+    let mut out: Vec<String> = admin
+        .query(
+            "SELECT 'schema ' || nspname::text FROM pg_namespace WHERE nspname = $1",
+            &[&schema],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let relations = admin
+        .query(
+            "SELECT c.relname::text, c.relkind::text FROM pg_class c
+             JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 ORDER BY 1",
+            &[&schema],
+        )
+        .await
+        .unwrap();
+    for relation in relations {
+        let (name, kind): (String, String) = (relation.get(0), relation.get(1));
+        out.push(format!("relation {name} {kind}"));
+        let sql = match kind.as_str() {
+            "r" => format!("SELECT row_to_json(t)::text FROM \"{schema}\".\"{name}\" t ORDER BY 1"),
+            "S" => format!(
+                "SELECT row_to_json(t)::text FROM (SELECT last_value, is_called FROM \"{schema}\".\"{name}\") t"
+            ),
+            _ => continue,
+        };
+        for row in admin.query(&sql, &[]).await.unwrap() {
+            out.push(format!("{name}: {}", row.get::<_, String>(0)));
+        }
+    }
+    out
+}
+
+/// `memory ARGS` with `stdin`, without the caller's store or key variables.
+fn memory(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(MEMORY)
+        .args(args)
+        .env_remove("MEMORY_STORE")
+        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start memory");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+async fn memory_dream(api: &FakeApi, args: &[&str]) -> Output {
+    let mut cmd = Command::new(MEMORY);
+    cmd.arg("dream")
+        .args(args)
+        .env_remove("MEMORY_STORE")
+        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env("ANTHROPIC_API_KEY", "sk-cli-test")
+        .env("ANTHROPIC_BASE_URL", api.url())
+        .env("RUST_LOG", "warn");
+    let child = tokio::task::spawn_blocking(move || cmd.output());
+    tokio::time::timeout(Duration::from_secs(120), child)
+        .await
+        .expect("memory dream finished in time")
+        .expect("join")
+        .expect("start memory")
+}
+
+/// Claude reads the source, tries to change it, and writes the output.
+fn script() -> Vec<Reply> {
+    vec![
+        Reply::message(tool_use(
+            Some("Reading."),
+            &[
+                (
+                    "t1",
+                    "memory",
+                    json!({"command": "view", "path": "/memories/source"}),
+                ),
+                (
+                    "t2",
+                    "memory",
+                    json!({"command": "view", "path": "/memories/source/a.md"}),
+                ),
+            ],
+        )),
+        Reply::message(tool_use(
+            None,
+            &[
+                (
+                    "w1",
+                    "memory",
+                    json!({"command": "delete", "path": "/memories/source/a.md"}),
+                ),
+                (
+                    "w2",
+                    "memory",
+                    json!({"command": "create", "path": "/memories/source/new.md", "file_text": "x"}),
+                ),
+                (
+                    "w3",
+                    "memory",
+                    json!({"command": "str_replace", "path": "/memories/source/b.md", "old_str": "beta", "new_str": "gamma"}),
+                ),
+                (
+                    "o1",
+                    "memory",
+                    json!({"command": "create", "path": "/memories/output/all.md", "file_text": "alpha and beta\n"}),
+                ),
+            ],
+        )),
+        Reply::message(end_turn("Merged a and b.")),
+    ]
+}
+
+/// The dream ran, read the source, had its three writes into the source refused, and wrote
+/// the output.
+fn assert_dreamed(api: &FakeApi, out: &Output, output: &std::path::Path) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "created /memories/all.md\n"
+    );
+    let second = api.requests()[1].json().to_string();
+    assert!(second.contains("alpha notes"), "{second}");
+    assert_eq!(
+        stderr.matches("/memories/source is read-only").count(),
+        3,
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(output.join("memories/all.md")).unwrap(),
+        "alpha and beta\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dream_from_postgres_leaves_every_row_as_it_was() {
+    let schema = unique_schema("dream_pg");
+    let url = pg_url(&format!("schema={schema}&root=notes"));
+    for (path, text) in [
+        ("/memories/a.md", "alpha notes\n"),
+        ("/memories/b.md", "beta notes\n"),
+    ] {
+        let out = memory(&["put", "--store", &url, path], text.as_bytes());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let before = dump(&schema).await;
+    assert!(before.iter().any(|row| row.contains("alpha")), "{before:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("output");
+    let api = FakeApi::start(script()).await;
+    let out = memory_dream(&api, &["--from", &url, "--into", output.to_str().unwrap()]).await;
+    assert_dreamed(&api, &out, &output);
+    assert_eq!(dump(&schema).await, before, "the source's tables changed");
+
+    // A root that is not there: refused, no row written, nothing sent.
+    let api = FakeApi::start(script()).await;
+    let elsewhere = pg_url(&format!("schema={schema}&root=elsewhere"));
+    let out = memory_dream(
+        &api,
+        &[
+            "--from",
+            &elsewhere,
+            "--into",
+            dir.path().join("o2").to_str().unwrap(),
+        ],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("root elsewhere"), "{stderr}");
+    assert!(api.requests().is_empty());
+    assert_eq!(dump(&schema).await, before, "the open wrote a root row");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_or_older_source_schema_is_refused_creating_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = unique_schema("dream_pg_missing");
+    for from in [
+        pg_url(&format!("schema={missing}")),
+        format!("store+{}#memstore_x", pg_url(&format!("schema={missing}"))),
+    ] {
+        let api = FakeApi::start(script()).await;
+        let out = memory_dream(
+            &api,
+            &[
+                "--from",
+                &from,
+                "--into",
+                dir.path().join("o").to_str().unwrap(),
+            ],
+        )
+        .await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("does not exist"), "{stderr}");
+        assert!(stderr.contains("without read-only"), "{stderr}");
+        assert!(api.requests().is_empty());
+        assert!(dump(&missing).await.is_empty(), "the schema was created");
+    }
+
+    // An older schema (the newest migration's record gone): refused, nothing migrated.
+    let older = unique_schema("dream_pg_older");
+    let url = pg_url(&format!("schema={older}&root=r"));
+    let out = memory(
+        &["put", "--store", &url, "/memories/a.md"],
+        b"alpha notes\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    admin()
+        .await
+        .execute(
+            &format!(
+                "DELETE FROM \"{older}\".schema_migrations WHERE version = (SELECT max(version) FROM \"{older}\".schema_migrations)"
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    let before = dump(&older).await;
+    let api = FakeApi::start(script()).await;
+    let out = memory_dream(
+        &api,
+        &[
+            "--from",
+            &url,
+            "--into",
+            dir.path().join("o").to_str().unwrap(),
+        ],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("older than the version"), "{stderr}");
+    assert!(api.requests().is_empty());
+    assert_eq!(dump(&older).await, before, "the schema was migrated");
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `memory serve --db DB` on a free loopback port, and its address.
+fn serve(db: &str) -> (Server, String) {
+    let mut child = Command::new(MEMORY)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-console",
+            "--db",
+            db,
+        ])
+        .env_remove("MEMORY_STORES_DB")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("memory serve: listening on http://")
+        .unwrap_or_else(|| panic!("memory serve did not start: {first}"))
+        .to_owned();
+    (Server(child), addr)
+}
+
+fn http(addr: &str, method: &str, path: &str, body: &str) -> Value {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (_, body) = out.split_once("\r\n\r\n").unwrap();
+    serde_json::from_str(body).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dream_from_a_postgres_versioned_store_leaves_every_row_as_it_was() {
+    let schema = unique_schema("dream_pgstore");
+    let db = pg_url(&format!("schema={schema}"));
+    let id = {
+        let (_server, addr) = serve(&db);
+        let body = json!({"name": "Notes", "description": "On PostgreSQL."}).to_string();
+        http(&addr, "POST", "/v1/memory_stores", &body)["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let from = format!("store+{db}#{id}");
+    for (path, text) in [
+        ("/memories/a.md", "alpha notes\n"),
+        ("/memories/b.md", "beta notes\n"),
+    ] {
+        let out = memory(&["put", "--store", &from, path], text.as_bytes());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let before = dump(&schema).await;
+    assert!(
+        before.iter().any(|row| row.starts_with("memory_versions:")),
+        "{before:?}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("output");
+    let api = FakeApi::start(script()).await;
+    let out = memory_dream(&api, &["--from", &from, "--into", output.to_str().unwrap()]).await;
+    assert_dreamed(&api, &out, &output);
+    assert_eq!(dump(&schema).await, before, "the source's tables changed");
+}
