@@ -19,7 +19,7 @@
 //! Wrappers come from the same configuration: [`OpenOptions::with_encryption_key_file`] or
 //! [`OpenOptions::with_keyring`] wrap any store in the encrypted envelope (feature
 //! `encrypted`); [`OpenOptions::with_session_id`] names the session actor of a versioned
-//! store's versions. Several stores under one `/memories`: [`open_mount`](crate::open_mount)
+//! store's versions. Several stores under one `/memories`: [`open_mount`]
 //! (feature `stores`).
 //!
 //! A scheme this build lacks is an [`OpenError::NotCompiled`] naming the feature to enable;
