@@ -9,6 +9,7 @@ mod pool;
 mod schema;
 mod storage;
 mod url;
+mod words;
 mod writer;
 
 pub use options::{SqliteOptions, SyncMode};

@@ -54,6 +54,15 @@ pub struct SqliteOptions {
     /// beside it) it is read as immutable, so SQLite creates no `-wal` or `-shm` file either;
     /// a database another process has open is read through its write-ahead log as usual.
     pub read_only: bool,
+    /// Whether each write puts its file's words in the search index in the write's own
+    /// transaction (default `true`), so a search right after finds it at once. With `false`,
+    /// a write only leaves its row marked for indexing (the schema's triggers mark every
+    /// changed row, as they do for writes by other programs) and the next
+    /// [`search`](memory_core::Storage::search) indexes every marked row before it runs: the
+    /// search finds the same files either way, writes cost about what they would with no
+    /// search at all, and the first search after many writes pays for indexing them. For bulk
+    /// imports, and for stores written far more often than searched.
+    pub index_on_write: bool,
 }
 
 impl Default for SqliteOptions {
@@ -64,6 +73,7 @@ impl Default for SqliteOptions {
             sync: SyncMode::Full,
             inline_reads: true,
             read_only: false,
+            index_on_write: true,
         }
     }
 }
@@ -96,6 +106,12 @@ impl SqliteOptions {
     /// Sets [`read_only`](Self::read_only).
     pub fn read_only(mut self, read_only: bool) -> Self {
         self.read_only = read_only;
+        self
+    }
+
+    /// Sets [`index_on_write`](Self::index_on_write).
+    pub fn index_on_write(mut self, index: bool) -> Self {
+        self.index_on_write = index;
         self
     }
 }

@@ -80,6 +80,22 @@ const MIGRATIONS: &[&str] = &[
              DELETE FROM search WHERE rowid = OLD.rowid;
              DELETE FROM search_stale WHERE id = OLD.rowid;
          END;",
+    // 5: the stale marks never fail a write and mark only a real change. SQLite applies the
+    // conflict clause of the statement that fires a trigger to the trigger's statements, so
+    // schema 4's `INSERT OR IGNORE` mark failed the library's upsert (overwrite) of a row
+    // another program had changed ("UNIQUE constraint failed"); a `NOT EXISTS` never
+    // conflicts. A rewrite with the same bytes marks nothing: the row's words are still
+    // right, and the library indexes only the rows its write's trigger marked, so such a
+    // write skips the search table.
+    "DROP TRIGGER search_mark_insert;
+     DROP TRIGGER search_mark_update;
+     CREATE TRIGGER search_mark_insert AFTER INSERT ON files
+         BEGIN INSERT INTO search_stale (id) SELECT NEW.rowid
+             WHERE NOT EXISTS (SELECT 1 FROM search_stale WHERE id = NEW.rowid); END;
+     CREATE TRIGGER search_mark_update AFTER UPDATE OF contents ON files
+         WHEN OLD.contents IS NOT NEW.contents
+         BEGIN INSERT INTO search_stale (id) SELECT NEW.rowid
+             WHERE NOT EXISTS (SELECT 1 FROM search_stale WHERE id = NEW.rowid); END;",
 ];
 
 /// The schema version this build writes.

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use memory_core::search::{
-    ParsedQuery, SearchHit, SearchQuery, is_searchable, searchable_text, sort_hits, tokenize,
+    ParsedQuery, SearchHit, SearchQuery, is_searchable, searchable_text, sort_hits,
 };
 use memory_core::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
@@ -21,6 +21,7 @@ use crate::error::{JobError, SqliteError};
 use crate::options::{SqliteOptions, synchronous_pragma};
 use crate::pool::{Ctx, Pool};
 use crate::schema;
+use crate::words::words;
 use crate::writer::{Job, Pending, ReadJob, WriteJob, Writer};
 
 /// A memory store in one SQLite database file.
@@ -488,12 +489,14 @@ fn count_files(conn: &Connection, ctx: &Ctx) -> Result<usize, SqliteError> {
         .map_err(|e| ctx.err(e))
 }
 
-/// Inserts a new file (the path known to be free) and returns its version.
+/// Inserts a new file (the path known to be free) and returns its version; with `index`, puts
+/// its words in the search table too (see [`index_words`]).
 fn insert(
     conn: &Connection,
     ctx: &Ctx,
     path: &MemoryPath,
     contents: &[u8],
+    index: bool,
 ) -> Result<i64, SqliteError> {
     let version = next_version(conn, ctx)?;
     let size = i64::try_from(contents.len()).unwrap_or(i64::MAX);
@@ -509,27 +512,17 @@ fn insert(
             )
         })
         .map_err(|e| ctx.err(e))?;
-    index_words(conn, ctx, rowid, contents)?;
+    if index {
+        index_words(conn, ctx, rowid, contents)?;
+    }
     Ok(version)
 }
 
-/// A text's words as the search table holds them: memory-core's folded tokens, one space
-/// between each (FTS5's `ascii` tokenizer splits there and nowhere else, since a token holds
-/// only letters, digits and marks).
-fn words(text: &str) -> String {
-    let tokens = tokenize(text);
-    let mut out = String::with_capacity(text.len());
-    for (i, token) in tokens.iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        out.push_str(&token.text);
-    }
-    out
-}
-
 /// Puts the words of the file at `rowid` in the search table, in the caller's transaction,
-/// and clears the stale mark its write's trigger set. Content that is not UTF-8 (a binary
+/// and clears the stale mark its write's trigger set. A row with no mark needs nothing: the
+/// triggers mark every new row and every change of contents (schema 5: not a rewrite with
+/// the same bytes), and only this function clears a mark, after writing the words; so an
+/// unmarked row's words are its contents' already. Content that is not UTF-8 (a binary
 /// file, an encrypted store's ciphertext) has no words.
 fn index_words(
     conn: &Connection,
@@ -537,9 +530,13 @@ fn index_words(
     rowid: i64,
     contents: &[u8],
 ) -> Result<(), SqliteError> {
-    conn.prepare_cached("DELETE FROM search_stale WHERE id = ?1")
+    let marked = conn
+        .prepare_cached("DELETE FROM search_stale WHERE id = ?1")
         .and_then(|mut s| s.execute([rowid]))
         .map_err(|e| ctx.err(e))?;
+    if marked == 0 {
+        return Ok(());
+    }
     match searchable_text(contents) {
         Some(text) => conn
             .prepare_cached("INSERT OR REPLACE INTO search (rowid, words) VALUES (?1, ?2)")
@@ -708,6 +705,7 @@ impl Storage for SqliteStorage {
     ) -> Result<Version> {
         self.refuse_if_read_only(path)?;
         let path = path.clone();
+        let index = self.inner.options.index_on_write;
         self.write_job(move |tx, ctx| {
             if let Some(parent) = file_ancestor(tx, ctx, &path)? {
                 return Err(Error::ParentIsFile { path, parent }.into());
@@ -779,7 +777,9 @@ impl Storage for SqliteStorage {
                 }
                 .into());
             };
-            index_words(tx, ctx, rowid, &contents)?;
+            if index {
+                index_words(tx, ctx, rowid, &contents)?;
+            }
             Ok(Version::new(version.to_string()))
         })
         .await
@@ -933,6 +933,7 @@ impl Storage for SqliteStorage {
     ) -> Result<Version> {
         self.refuse_if_read_only(path)?;
         let path = path.clone();
+        let index = self.inner.options.index_on_write;
         self.write_job(move |tx, ctx| {
             if path.is_root() {
                 return Err(Error::AlreadyExists { path }.into());
@@ -941,7 +942,7 @@ impl Storage for SqliteStorage {
             if count_files(tx, ctx)? >= max_files {
                 return Err(Error::StoreFull { max_files }.into());
             }
-            let version = insert(tx, ctx, &path, &contents)?;
+            let version = insert(tx, ctx, &path, &contents, index)?;
             Ok(Version::new(version.to_string()))
         })
         .await

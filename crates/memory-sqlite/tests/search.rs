@@ -261,3 +261,154 @@ async fn a_read_only_store_searches_without_writing() {
     drop(store);
     assert_eq!(std::fs::read(&db).unwrap(), before, "nothing written");
 }
+
+/// A row another program changed is marked stale; the library's own overwrite of that file
+/// before any search (an upsert, whose conflict clause SQLite applies to the statements of
+/// the triggers it fires too) must still mark it without a constraint error, and index it.
+#[tokio::test]
+async fn overwriting_a_row_changed_by_another_program_works_before_any_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    let store = SqliteStorage::open(&db).unwrap();
+    let path = p("/memories/a.md");
+    store
+        .write(&path, b"first wombat".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE files SET contents = ?1, version = 1000 WHERE path = '/memories/a.md'",
+            [b"by hand: a quokka".to_vec()],
+        )
+        .unwrap();
+    store
+        .write(&path, b"then a numbat".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    assert_eq!(found(&store, "numbat").await, ["/memories/a.md"]);
+    assert!(found(&store, "quokka").await.is_empty());
+    assert!(found(&store, "wombat").await.is_empty());
+    assert_eq!(indexed(&db, "numbat"), 1);
+}
+
+/// Every row of the FTS table's own storage, to tell whether a write touched the index.
+fn fts_storage(db: &std::path::Path) -> Vec<(i64, Vec<u8>)> {
+    Connection::open(db)
+        .unwrap()
+        .prepare("SELECT id, block FROM search_data ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn rewriting_the_same_bytes_leaves_the_index_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    let store = SqliteStorage::open(&db).unwrap();
+    let path = p("/memories/a.md");
+    let first = store
+        .write(&path, b"a solitary tuatara".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    let before = fts_storage(&db);
+    let second = store
+        .write(&path, b"a solitary tuatara".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    assert_ne!(first, second, "the write itself happened");
+    assert_eq!(fts_storage(&db), before, "no FTS work for unchanged words");
+    assert_eq!(found(&store, "tuatara").await, ["/memories/a.md"]);
+    // A change is indexed as ever.
+    store
+        .write(
+            &path,
+            b"a solitary kiwi".to_vec(),
+            WriteMode::Update(second),
+        )
+        .await
+        .unwrap();
+    assert_ne!(fts_storage(&db), before);
+    assert_eq!(found(&store, "kiwi").await, ["/memories/a.md"]);
+    assert!(found(&store, "tuatara").await.is_empty());
+}
+
+#[tokio::test]
+async fn without_index_on_write_the_next_search_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    let options = memory_sqlite::SqliteOptions::default().index_on_write(false);
+    let store = SqliteStorage::open_with(&db, options).unwrap();
+    store
+        .write(
+            &p("/memories/a.md"),
+            b"a lone kea".to_vec(),
+            WriteMode::Create,
+        )
+        .await
+        .unwrap();
+    store
+        .create_within(&p("/memories/b.md"), b"the kea again".to_vec(), 10)
+        .await
+        .unwrap();
+    assert_eq!(indexed(&db, "kea"), 0, "the writes left the index alone");
+    let stale: i64 = Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT count(*) FROM search_stale", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stale, 2, "both rows wait for the next search");
+    let mut hits = found(&store, "kea").await;
+    hits.sort();
+    assert_eq!(hits, ["/memories/a.md", "/memories/b.md"]);
+    assert_eq!(indexed(&db, "kea"), 2);
+    store
+        .write(
+            &p("/memories/a.md"),
+            b"now a takahe".to_vec(),
+            WriteMode::Overwrite,
+        )
+        .await
+        .unwrap();
+    assert_eq!(found(&store, "takahe").await, ["/memories/a.md"]);
+    assert_eq!(found(&store, "kea").await, ["/memories/b.md"]);
+}
+
+#[tokio::test]
+async fn a_schema_4_store_is_migrated_to_marks_that_never_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    let path = p("/memories/a.md");
+    SqliteStorage::open(&db)
+        .unwrap()
+        .write(&path, b"first wombat".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    {
+        // Schema 4's marks, and a row another program changed since.
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "DROP TRIGGER search_mark_insert; DROP TRIGGER search_mark_update;
+             CREATE TRIGGER search_mark_insert AFTER INSERT ON files
+                 BEGIN INSERT OR IGNORE INTO search_stale (id) VALUES (NEW.rowid); END;
+             CREATE TRIGGER search_mark_update AFTER UPDATE OF contents ON files
+                 BEGIN INSERT OR IGNORE INTO search_stale (id) VALUES (NEW.rowid); END;
+             UPDATE files SET contents = x'62792068616e64' WHERE path = '/memories/a.md';",
+        )
+        .unwrap();
+        conn.pragma_update(None, "user_version", 4).unwrap();
+    }
+    let store = SqliteStorage::open(&db).unwrap();
+    let version: i64 = Connection::open(&db)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    store
+        .write(&path, b"then a numbat".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    assert_eq!(found(&store, "numbat").await, ["/memories/a.md"]);
+}
