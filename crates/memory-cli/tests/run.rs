@@ -17,6 +17,7 @@ async fn memory_run(api: Option<&FakeApi>, args: &[&str]) -> Output {
         .env_remove("MEMORY_STORE")
         .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
         .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
         .env_remove("ANTHROPIC_BASE_URL")
         .env("RUST_LOG", "warn");
     if let Some(api) = api {
