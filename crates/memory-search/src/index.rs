@@ -4,7 +4,8 @@
 //! the version its text was read at, so [`crate::Indexed`] can tell what changed behind its
 //! back. Anything unreadable, or written by another schema version, is dropped and rebuilt.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -110,6 +111,18 @@ pub(crate) enum Change {
 pub(crate) struct Index {
     conn: Connection,
     location: IndexLocation,
+    /// Every row of `files`, as this connection last knew them, kept between searches so a
+    /// reconciliation compares the listing with a sorted map in memory instead of reading
+    /// (and allocating) every row from SQLite each time. See [`Index::rows_under`] for why
+    /// it is never stale.
+    cache: Option<RowCache>,
+}
+
+/// The rows of `files` and the `PRAGMA data_version` read just before they were loaded.
+#[derive(Debug)]
+struct RowCache {
+    rows: BTreeMap<String, Row>,
+    data_version: i64,
 }
 
 impl Index {
@@ -179,6 +192,7 @@ impl Index {
         let mut index = Index {
             conn,
             location: location.clone(),
+            cache: None,
         };
         index.ensure_schema(identity)?;
         Ok(index)
@@ -269,36 +283,67 @@ impl Index {
         read_meta(&self.conn, key)
     }
 
-    /// The version the index holds for `path`.
-    pub(crate) fn version(&self, path: &str) -> Result<Option<String>, IndexError> {
+    /// SQLite's count of commits by *other* connections to this database (another process,
+    /// or another `Indexed` in this one): it changes whenever one of them commits, and never
+    /// for this connection's own commits.
+    fn data_version(&self) -> Result<i64, IndexError> {
         self.conn
-            .prepare_cached("SELECT version FROM files WHERE path = ?1")
-            .and_then(|mut s| s.query_row([path], |r| r.get(0)).optional())
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
             .map_err(IndexError::sql("read the index"))
     }
 
-    /// Every row at or below `under` (a `/memories...` path), without its version.
-    pub(crate) fn rows_under(&self, under: &str) -> Result<HashMap<String, Row>, IndexError> {
+    /// Every row at or below `under` (a `/memories...` path), sorted by path (byte order):
+    /// the row of `under` itself first, if any, then those strictly below it.
+    ///
+    /// The rows come from a copy kept in memory, which equals the table whenever this is
+    /// called, for two reasons:
+    /// - this connection's own changes go through [`apply`](Self::apply), which changes the
+    ///   copy exactly as it changed the table, after the commit succeeded;
+    /// - any other connection's commit changes `PRAGMA data_version`, read here first: the
+    ///   copy is then loaded again, whole. (`data_version` is read *before* the load, so a
+    ///   commit racing the load is at worst loaded twice, never missed.)
+    pub(crate) fn rows_under(
+        &mut self,
+        under: &str,
+    ) -> Result<impl Iterator<Item = (&String, &Row)>, IndexError> {
+        let now = self.data_version()?;
+        if self.cache.as_ref().is_none_or(|c| c.data_version != now) {
+            self.cache = None;
+            let rows = self.load_rows()?;
+            self.cache = Some(RowCache {
+                rows,
+                data_version: now,
+            });
+        }
+        let rows = &self.cache.as_ref().expect("just loaded").rows;
         let (lo, hi) = prefix_range(under);
+        let own = rows.get_key_value(under);
+        let below =
+            rows.range::<str, _>((Bound::Excluded(lo.as_str()), Bound::Excluded(hi.as_str())));
+        Ok(own.into_iter().chain(below))
+    }
+
+    /// Every row of `files`, by path.
+    fn load_rows(&self) -> Result<BTreeMap<String, Row>, IndexError> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT path, size, mtime, checked FROM files
-                 WHERE path = ?1 OR (path > ?2 AND path < ?3)",
-            )
+            .prepare_cached("SELECT path, size, mtime, version, checked FROM files")
             .map_err(IndexError::sql("read the index"))?;
         let rows = stmt
-            .query_map(params![under, lo, hi], |r| {
+            .query_map([], |r| {
                 let path: String = r.get(0)?;
                 let size: i64 = r.get(1)?;
                 let mtime: Option<i64> = r.get(2)?;
-                let checked: i64 = r.get(3)?;
-                Ok((path, size, mtime, checked))
+                let version: String = r.get(3)?;
+                let checked: i64 = r.get(4)?;
+                Ok((path, size, mtime, version, checked))
             })
             .map_err(IndexError::sql("read the index"))?;
-        let mut out = HashMap::new();
+        let mut out = BTreeMap::new();
         for row in rows {
-            let (path, size, mtime, checked) = row.map_err(IndexError::sql("read the index"))?;
+            let (path, size, mtime, version, checked) =
+                row.map_err(IndexError::sql("read the index"))?;
             // A row this build cannot read is treated as unknown: it is read again.
             let Ok(size) = u64::try_from(size) else {
                 continue;
@@ -308,8 +353,7 @@ impl Index {
                 Row {
                     size,
                     mtime,
-                    // Read only for the files a reconciliation reads again (`version`).
-                    version: String::new(),
+                    version,
                     checked,
                 },
             );
@@ -321,12 +365,40 @@ impl Index {
     /// `semantic`), by path.
     pub(crate) fn apply(
         &mut self,
-        changes: &[Change],
+        changes: Vec<Change>,
         vectors: &HashMap<String, (String, Vec<u8>)>,
     ) -> Result<(), IndexError> {
         if changes.is_empty() {
             return Ok(());
         }
+        // The copy of the rows follows the table only if nothing but this connection wrote
+        // since it was last checked; otherwise (or on any failure) it is dropped and the next
+        // reconciliation loads the table again.
+        let cached = self.cache.take();
+        self.write_changes(&changes, vectors)?;
+        if let Some(mut cache) = cached
+            && self.data_version()? == cache.data_version
+        {
+            for change in changes {
+                match change {
+                    Change::Put { path, row, .. } | Change::Confirm { path, row } => {
+                        cache.rows.insert(path, row);
+                    }
+                    Change::Remove { path } => {
+                        cache.rows.remove(&path);
+                    }
+                }
+            }
+            self.cache = Some(cache);
+        }
+        Ok(())
+    }
+
+    fn write_changes(
+        &mut self,
+        changes: &[Change],
+        vectors: &HashMap<String, (String, Vec<u8>)>,
+    ) -> Result<(), IndexError> {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)

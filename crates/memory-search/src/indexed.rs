@@ -262,64 +262,95 @@ impl<S: Storage> Indexed<S> {
     }
 
     /// Brings the index's rows at or below `under` in line with one listing of the store.
+    ///
+    /// Why this finds every change made behind the index's back (by hand, by another
+    /// process), with no read of an unchanged file:
+    /// - **created, deleted, renamed**: the listing is the store's own answer, taken after the
+    ///   search began; a path it shows that has no row is read, a row whose path it does not
+    ///   show is dropped (a rename is both).
+    /// - **changed**: a row is trusted only when the listing shows the size and modification
+    ///   time the row recorded *and* that time lies more than `racy_window` before the
+    ///   moment the row was last confirmed (`checked`, taken before the listing that
+    ///   confirmed it). A change after that moment gets a modification time at or after it,
+    ///   less the file system's clock lag and granularity, which the window covers; so it
+    ///   cannot carry the recorded time again and the next listing shows it. A file whose
+    ///   time is too close to `checked` (changed twice within one tick?) is read again, and
+    ///   its version compared, at every search until its time is safely in the past.
+    ///   Content edited in place does not change its folder's time, so nothing short of
+    ///   each file's own size and time (the listing) can prove it unchanged.
+    /// - **written through this wrapper**: noted in `dirty` and read whatever the listing
+    ///   says.
+    ///
+    /// The comparison is one merge of two lists sorted by path: the listing (sorted by
+    /// contract) and the index's rows (a copy in memory, kept equal to the table: see
+    /// `Index::rows_under`), so no SQLite statement runs unless something changed.
     async fn reconcile(&self, index: &mut Index, under: &MemoryPath) -> Outcome<Refresh> {
         // Taken before listing: a write finishing after this is recorded for the next search.
         let dirty: HashSet<String> = {
             let mut all = self.dirty.lock().unwrap_or_else(|e| e.into_inner());
-            let (mine, rest): (HashSet<String>, HashSet<String>) = all
-                .drain()
-                .partition(|p| MemoryPath::parse(p).is_ok_and(|p| p.starts_with(under)));
-            *all = rest;
-            mine
+            if all.is_empty() {
+                HashSet::new()
+            } else {
+                let (mine, rest): (HashSet<String>, HashSet<String>) = all
+                    .drain()
+                    .partition(|p| MemoryPath::parse(p).is_ok_and(|p| p.starts_with(under)));
+                *all = rest;
+                mine
+            }
         };
         let listed_at = now_ns();
-        let listing = match self.inner.list(under).await {
+        let mut listing = match self.inner.list(under).await {
             Ok(listing) => listing,
             Err(e) => {
                 self.restore_dirty(dirty);
                 return Err(Failure::Store(e));
             }
         };
-        let rows = index.rows_under(under.as_str())?;
+        // Sorted by `Storage::list`'s contract; a store that breaks it costs a sort, not a
+        // wrong merge.
+        if !listing.is_sorted_by(|a, b| a.path.as_str() <= b.path.as_str()) {
+            listing.sort_by(|a, b| a.path.as_str().cmp(b.path.as_str()));
+        }
         let window = i64::try_from(self.options.racy_window.as_nanos()).unwrap_or(i64::MAX);
 
         let mut refresh = Refresh::default();
-        let mut present: HashSet<&str> = HashSet::with_capacity(listing.len());
         let mut to_read: Vec<Pending> = Vec::new();
-        for meta in &listing {
-            present.insert(meta.path.as_str());
-            if !is_searchable_folder(&meta.path) {
-                // Hidden files and node_modules are never indexed (a search of a hidden folder
-                // by name scans it instead: see `search`).
-                continue;
-            }
-            refresh.listed += 1;
-            let mtime = meta.modified.and_then(ns_of);
-            let row = rows.get(meta.path.as_str());
-            let fresh = row.is_some_and(|row| {
-                row.size == meta.size
-                    && row.mtime.is_some()
-                    && row.mtime == mtime
-                    && mtime.is_some_and(|m| m.saturating_add(window) < row.checked)
-                    && !dirty.contains(meta.path.as_str())
-            });
-            if !fresh {
-                let known = match row {
-                    Some(_) => index.version(meta.path.as_str())?,
-                    None => None,
-                };
-                to_read.push(Pending {
-                    path: meta.path.clone(),
-                    mtime,
-                    known,
+        let mut changes: Vec<Change> = Vec::new();
+        {
+            let mut rows = index.rows_under(under.as_str())?.peekable();
+            for meta in &listing {
+                let path = meta.path.as_str();
+                // Rows sorting before this listed path are of files no longer there.
+                while let Some((gone, _)) = rows.next_if(|(p, _)| p.as_str() < path) {
+                    changes.push(Change::Remove { path: gone.clone() });
+                }
+                let row = rows
+                    .next_if(|(p, _)| p.as_str() == path)
+                    .map(|(_, row)| row);
+                if !is_searchable_folder(&meta.path) {
+                    // Hidden files and node_modules are never indexed (a search of a hidden
+                    // folder by name scans it instead: see `search`).
+                    continue;
+                }
+                refresh.listed += 1;
+                let mtime = meta.modified.and_then(ns_of);
+                let fresh = row.is_some_and(|row| {
+                    row.size == meta.size
+                        && row.mtime.is_some()
+                        && row.mtime == mtime
+                        && mtime.is_some_and(|m| m.saturating_add(window) < row.checked)
+                        && (dirty.is_empty() || !dirty.contains(path))
                 });
+                if !fresh {
+                    to_read.push(Pending {
+                        path: meta.path.clone(),
+                        mtime,
+                        known: row.map(|row| row.version.clone()),
+                    });
+                }
             }
+            changes.extend(rows.map(|(gone, _)| Change::Remove { path: gone.clone() }));
         }
-        let mut changes: Vec<Change> = rows
-            .keys()
-            .filter(|p| !present.contains(p.as_str()))
-            .map(|p| Change::Remove { path: p.clone() })
-            .collect();
         refresh.removed = changes.len();
 
         let inner = &self.inner;
@@ -377,7 +408,7 @@ impl<S: Storage> Indexed<S> {
                 vectors.insert(path, (model.id().to_owned(), model.embed_bytes(&text)));
             }
         }
-        index.apply(&changes, &vectors)?;
+        index.apply(changes, &vectors)?;
         *self.last.lock().unwrap_or_else(|e| e.into_inner()) = refresh;
         Ok(refresh)
     }

@@ -439,3 +439,155 @@ async fn processes_sharing_one_index_do_not_corrupt_it() {
         .unwrap();
     assert_eq!(check, "ok");
 }
+
+/// The index with its default racy window (2 s), as memory-runner opens it.
+fn folder_default(dir: &Path) -> Indexed<FsStorage> {
+    let fs = FsStorage::with_options(dir, FsOptions::default().fsync(false)).unwrap();
+    Indexed::new(fs, IndexOptions::new(IndexLocation::beside(dir)))
+}
+
+/// Overwrites the start of a file in place, as an editor that writes in place does: same
+/// inode, same size, no truncation, the kernel sets the time.
+fn edit_in_place(file: &Path, text: &str) {
+    use std::io::Write;
+    let mut f = std::fs::File::options().write(true).open(file).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// Sets a file's modification time to a minute ago, as a file written earlier would have.
+fn age(file: &Path) {
+    std::fs::File::options()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(60))
+        .unwrap();
+}
+
+/// Every kind of change by hand, each right after a search (well within one second of it,
+/// and within the file system's clock tick for the in-place edits), with the default racy
+/// window and no time set by the test: the next search sees it.
+#[tokio::test]
+async fn every_change_by_hand_right_after_a_search_is_seen_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = folder_default(dir.path());
+    let mem = dir.path().join("memories");
+    std::fs::create_dir_all(mem.join("n")).unwrap();
+    std::fs::write(mem.join("n/a.md"), "alpha walrus").unwrap();
+    std::fs::write(mem.join("n/b.md"), "bravo walrus").unwrap();
+    assert_eq!(
+        found(&store, "walrus").await,
+        ["/memories/n/a.md", "/memories/n/b.md"]
+    );
+
+    // Created.
+    std::fs::write(mem.join("n/c.md"), "charlie walrus").unwrap();
+    assert_eq!(found(&store, "charlie").await, ["/memories/n/c.md"]);
+    // Changed in place, same size, at once (within the tick of the search before).
+    edit_in_place(&mem.join("n/a.md"), "omega");
+    assert_eq!(found(&store, "omega").await, ["/memories/n/a.md"]);
+    assert!(found(&store, "alpha").await.is_empty());
+    // And again, same size again, right after that search.
+    edit_in_place(&mem.join("n/a.md"), "sigma");
+    assert_eq!(found(&store, "sigma").await, ["/memories/n/a.md"]);
+    assert!(found(&store, "omega").await.is_empty());
+    // Renamed.
+    std::fs::create_dir_all(mem.join("m")).unwrap();
+    std::fs::rename(mem.join("n/b.md"), mem.join("m/b.md")).unwrap();
+    assert_eq!(found(&store, "bravo").await, ["/memories/m/b.md"]);
+    // Deleted.
+    std::fs::remove_file(mem.join("n/c.md")).unwrap();
+    assert!(found(&store, "charlie").await.is_empty());
+    // A folder renamed, with its files.
+    std::fs::rename(mem.join("m"), mem.join("k")).unwrap();
+    assert_eq!(found(&store, "bravo").await, ["/memories/k/b.md"]);
+}
+
+/// Files whose times are safely in the past are not read by a search; an in-place edit of
+/// one (same size, the kernel's time) is read by the next, and only it.
+#[tokio::test]
+async fn an_in_place_edit_of_a_settled_file_is_found_and_only_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = folder_default(dir.path());
+    let mem = dir.path().join("memories");
+    std::fs::create_dir_all(mem.join("n")).unwrap();
+    for i in 0..30 {
+        let file = mem.join(format!("n/{i:02}.md"));
+        std::fs::write(&file, format!("note {i:02} about herons")).unwrap();
+        age(&file);
+    }
+    assert_eq!(found(&store, "herons").await.len(), 10);
+    assert_eq!(store.last_refresh().read, 30);
+    found(&store, "herons").await;
+    let r = store.last_refresh();
+    assert_eq!((r.listed, r.read), (30, 0), "settled files are not read");
+
+    edit_in_place(&mem.join("n/07.md"), "EDIT");
+    assert_eq!(found(&store, "edit").await, ["/memories/n/07.md"]);
+    let r = store.last_refresh();
+    assert_eq!((r.listed, r.read, r.indexed), (30, 1, 1));
+    // The edited file is within the racy window now: read (and found unchanged) until its
+    // time is safely in the past; the others still are not.
+    assert_eq!(found(&store, "edit").await, ["/memories/n/07.md"]);
+    let r = store.last_refresh();
+    assert_eq!((r.read, r.indexed), (1, 0));
+}
+
+/// A search of a subfolder reconciles only it; what changed elsewhere meanwhile is seen by
+/// the next search of the whole store.
+#[tokio::test]
+async fn a_search_of_a_subfolder_leaves_the_rest_for_later_searches() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = folder(dir.path());
+    by_hand(dir.path(), "a/1.md", "ibis one");
+    by_hand(dir.path(), "b/2.md", "ibis two");
+    assert_eq!(found(&store, "ibis").await.len(), 2);
+    by_hand(dir.path(), "b/2.md", "stork two");
+    std::fs::remove_file(dir.path().join("memories/a/1.md")).unwrap();
+    by_hand(dir.path(), "a/3.md", "ibis three");
+    let q = SearchQuery::new("ibis")
+        .unwrap()
+        .with_under(p("/memories/a"));
+    let hits: Vec<String> = store
+        .search(&q)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|h| h.path.as_str().to_owned())
+        .collect();
+    assert_eq!(hits, ["/memories/a/3.md"]);
+    let r = store.last_refresh();
+    assert_eq!((r.listed, r.read, r.removed), (1, 1, 1));
+    assert_eq!(found(&store, "stork").await, ["/memories/b/2.md"]);
+    assert_eq!(found(&store, "ibis").await, ["/memories/a/3.md"]);
+}
+
+/// Two wrappers (two processes, in effect) on one index file: what one commits is seen by
+/// the other even when its own memory of the rows would call the file unchanged. Here a
+/// file changes, the other wrapper indexes the change, then the file is put back with its
+/// old size and time (as `cp -p` or a restore would): the first wrapper must not answer from
+/// its memory of the old row, since the table now holds the other text.
+#[tokio::test]
+async fn rows_committed_by_another_connection_are_not_answered_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = folder(dir.path());
+    let second = folder(dir.path());
+    by_hand(dir.path(), "a.md", "old puffin");
+    let file = dir.path().join("memories/a.md");
+    let old_time = std::fs::metadata(&file).unwrap().modified().unwrap();
+    assert_eq!(found(&first, "puffin").await, ["/memories/a.md"]);
+
+    std::fs::write(&file, "new gannet").unwrap();
+    assert_eq!(found(&second, "gannet").await, ["/memories/a.md"]);
+
+    std::fs::write(&file, "old puffin").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(old_time)
+        .unwrap();
+    assert_eq!(found(&first, "puffin").await, ["/memories/a.md"]);
+    assert!(found(&first, "gannet").await.is_empty());
+}
