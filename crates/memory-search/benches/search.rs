@@ -2,7 +2,9 @@
 //!
 //! - `search/{folder,sqlite}/{100,2000,20000}`: one keyword query (two words, 1 to 10 hits) on
 //!   a folder store through `Indexed` with a warm side index (reconciled by the search itself:
-//!   one listing, nothing re-read) and on memory-sqlite's native FTS5. Besides criterion's
+//!   one listing, nothing re-read; the files' times are set a minute back first, since files
+//!   written within the racy window are read again by every search until they are older) and
+//!   on memory-sqlite's native FTS5. Besides criterion's
 //!   estimates, each size prints the p50 and p95 of 200 timed searches (`search-latency ...`).
 //! - `write/...`: one 1 KiB overwrite on a folder store, bare and through `Indexed` with its
 //!   index open (a search has run), and an SQLite table row written alone or with its FTS5 row
@@ -11,12 +13,13 @@
 //!   figures show the work, not the disk's flush time (which only shrinks the ratios).
 //!
 //! `cargo bench -p memory-search --bench search` (slow: it builds stores of 20,000 files);
-//! `MEMORY_SEARCH_BENCH_SIZES=100,2000` picks sizes.
+//! `MEMORY_SEARCH_BENCH_SIZES=100,2000` picks sizes; `MEMORY_SEARCH_PROFILE=N` runs N warm
+//! folder searches without criterion and prints their CPU time (see `profile`).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group};
 use memory_core::options::SyncMode;
 use memory_core::search::SearchQuery;
 use memory_core::{MemoryPath, Storage, WriteMode};
@@ -101,6 +104,39 @@ async fn fill(store: &dyn Storage, n: usize) {
     }
 }
 
+/// A folder store of `n` notes through `Indexed`, its index built and warm: the files are
+/// aged past the racy window first (their times set a minute back, as files written earlier
+/// would be), so that a search reads nothing and measures what a warm search does (list,
+/// compare, query), not the re-reads of files written within the last two seconds.
+fn warm_folder(
+    rt: &tokio::runtime::Runtime,
+    base: &std::path::Path,
+    n: usize,
+) -> Indexed<FsStorage> {
+    let folder = FsStorage::with_options(base, FsOptions::default().sync(SyncMode::None))
+        .expect("a folder store");
+    let indexed = Indexed::new(folder, IndexOptions::new(IndexLocation::beside(base)));
+    rt.block_on(fill(indexed.inner(), n));
+    let minute_ago = std::time::SystemTime::now() - Duration::from_secs(60);
+    for i in 0..n {
+        let file = base.join("memories").join(path(i).relative());
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .and_then(|f| f.set_modified(minute_ago))
+            .expect("set a file's time");
+    }
+    let built = Instant::now();
+    rt.block_on(indexed.refresh()).expect("index");
+    println!(
+        "search-index-build folder/{n}: {:.1} ms",
+        built.elapsed().as_secs_f64() * 1e3
+    );
+    let again = rt.block_on(indexed.refresh()).expect("index");
+    assert_eq!(again.read, 0, "a warm index reads nothing");
+    indexed
+}
+
 /// p50 and p95 of `runs` searches, printed for BENCHMARKS.md.
 fn latency(rt: &tokio::runtime::Runtime, label: &str, store: &dyn Storage, query: &SearchQuery) {
     let runs = 200;
@@ -134,22 +170,7 @@ fn search(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500));
     for n in sizes() {
         let dir = tempfile::tempdir().expect("a temporary folder");
-        let folder = FsStorage::with_options(
-            dir.path().join("folder"),
-            FsOptions::default().sync(SyncMode::None),
-        )
-        .expect("a folder store");
-        let indexed = Indexed::new(
-            folder,
-            IndexOptions::new(IndexLocation::beside(&dir.path().join("folder"))),
-        );
-        rt.block_on(fill(&indexed, n));
-        let built = Instant::now();
-        rt.block_on(indexed.refresh()).expect("index");
-        println!(
-            "search-index-build folder/{n}: {:.1} ms",
-            built.elapsed().as_secs_f64() * 1e3
-        );
+        let indexed = warm_folder(&rt, &dir.path().join("folder"), n);
         let sqlite = SqliteStorage::open_with(
             dir.path().join("store.db"),
             SqliteOptions::default().sync(SyncMode::None),
@@ -275,4 +296,68 @@ fn write(c: &mut Criterion) {
 }
 
 criterion_group!(benches, write, search);
-criterion_main!(benches);
+
+/// `MEMORY_SEARCH_PROFILE=N` (with `MEMORY_SEARCH_BENCH_SIZES=2000`): no criterion; builds the
+/// folder store, ages its files past the racy window, warms the index, then runs N searches
+/// and exits, for `strace -c -f` or `valgrind --tool=callgrind` (counts that do not depend on
+/// the machine's load). Run it with N = 0 too and subtract the set-up.
+fn profile(runs: usize) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a tokio runtime");
+    let query = SearchQuery::new("zephyr quasar").expect("a query");
+    for n in sizes() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let base = dir.path().join("folder");
+        let indexed = warm_folder(&rt, &base, n);
+        let start = Instant::now();
+        let cpu = cpu_times();
+        for _ in 0..runs {
+            black_box(rt.block_on(indexed.search(&query)).expect("search"));
+        }
+        let (user, system) = cpu_times();
+        let r = indexed.last_refresh();
+        let per = |after: f64, before: f64| (after - before) * 1e3 / runs.max(1) as f64;
+        println!(
+            "search-profile folder/{n}: {runs} searches in {:.1} ms; CPU per search {:.2} ms user + {:.2} ms system (last: listed {}, read {})",
+            start.elapsed().as_secs_f64() * 1e3,
+            per(user, cpu.0),
+            per(system, cpu.1),
+            r.listed,
+            r.read
+        );
+    }
+}
+
+/// The process's user and system CPU time so far, in seconds (`/proc/self/stat`; zeros where
+/// there is none): on a loaded machine, CPU time says what a search costs better than the
+/// time it waited for a core.
+fn cpu_times() -> (f64, f64) {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return (0.0, 0.0);
+    };
+    // After the command name (in parentheses, which may hold spaces): fields 3 onwards;
+    // utime and stime are fields 14 and 15, in clock ticks of 1/100 s.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 100.0
+    };
+    (tick(11), tick(12))
+}
+
+fn main() {
+    if let Some(runs) = std::env::var("MEMORY_SEARCH_PROFILE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        profile(runs);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
