@@ -539,7 +539,10 @@ async fn retry_after_as_an_http_date_is_waited_for() {
     // the date names, not before. Checked against the clock, not a measured interval, so a
     // slow start on a loaded machine cannot make it fail.
     let when = std::time::SystemTime::now() + Duration::from_secs(2);
-    let whole_seconds = when.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let whole_seconds = when
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     let named = std::time::UNIX_EPOCH + Duration::from_secs(whole_seconds);
     let api = FakeApi::start([
         Reply::error(429, "rate_limit_error", "slow down").header("retry-after", &http_date(when)),
@@ -559,7 +562,10 @@ async fn retry_after_as_an_http_date_is_waited_for() {
     let reply = client.create_message(&request()).await.unwrap();
     assert_eq!(reply.text(), "Hello");
     let answered = std::time::SystemTime::now();
-    assert!(answered >= named, "retried before the date the header names");
+    assert!(
+        answered >= named,
+        "retried before the date the header names"
+    );
     // Bounded: the date is at most two seconds ahead, far under max_retry_after.
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(api.requests().len(), 2);
