@@ -198,6 +198,9 @@ def main() -> int:
         Runner("memory fs sync=none", [m, "exec", "--store", "file:{root}?sync=none"],
                files_in_sdk_layout=True),
         Runner("memory sqlite sync=none", [m, "exec", "--store", "sqlite:{root}/memory.db?sync=none"]),
+        # The search index's words written by the next search instead of by each write.
+        Runner("memory sqlite sync=none index_on_write=false",
+               [m, "exec", "--store", "sqlite:{root}/memory.db?sync=none&index_on_write=false"]),
     ]
     pg = os.environ.get("MEMORY_TEST_POSTGRES_URL")
     if pg:

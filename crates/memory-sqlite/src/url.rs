@@ -8,7 +8,13 @@ use crate::options::SqliteOptions;
 use crate::storage::SqliteStorage;
 
 /// The options a `sqlite:` store URL accepts (see the crate README's table).
-pub const URL_OPTIONS: &[&str] = &["sync", "busy_timeout", "max_connections", "inline_reads"];
+pub const URL_OPTIONS: &[&str] = &[
+    "sync",
+    "busy_timeout",
+    "max_connections",
+    "inline_reads",
+    "index_on_write",
+];
 
 /// Why [`SqliteStorage::from_url`] could not open a store.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +49,8 @@ impl SqliteOptions {
     /// use memory_sqlite::SqliteOptions;
     /// let o = SqliteOptions::from_options(StoreOptions::from_pairs([("sync", "none")])).unwrap();
     /// assert_eq!(o.sync, SyncMode::None);
+    /// let o = SqliteOptions::from_options(StoreOptions::from_pairs([("index_on_write", "false")])).unwrap();
+    /// assert!(!o.index_on_write);
     /// assert!(SqliteOptions::from_options(StoreOptions::from_pairs([("fsync", "no")])).is_err());
     /// ```
     pub fn from_options(mut options: StoreOptions) -> Result<Self, OptionsError> {
@@ -67,6 +75,9 @@ impl SqliteOptions {
         }
         if let Some(inline) = options.take_bool("inline_reads")? {
             out.inline_reads = inline;
+        }
+        if let Some(index) = options.take_bool("index_on_write")? {
+            out.index_on_write = index;
         }
         options.finish(URL_OPTIONS)?;
         Ok(out)
@@ -128,7 +139,7 @@ impl SqliteStorage {
     /// assert!(matches!(err, SqliteOpenError::Options(_)));
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, busy_timeout, max_connections, inline_reads"
+    ///     "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, busy_timeout, max_connections, inline_reads, index_on_write"
     /// );
     /// ```
     ///

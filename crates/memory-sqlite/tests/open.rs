@@ -331,7 +331,7 @@ fn from_url_reads_the_path_forms_and_the_options() {
         assert_eq!(s.options(), &SqliteOptions::default(), "{url}");
     }
     let url = format!(
-        "sqlite:{}?sync=data&busy_timeout=250ms&max_connections=2&inline_reads=false",
+        "sqlite:{}?sync=data&busy_timeout=250ms&max_connections=2&inline_reads=false&index_on_write=false",
         abs.display()
     );
     let s = SqliteStorage::from_url(&url, StoreOptions::new()).unwrap();
@@ -339,6 +339,7 @@ fn from_url_reads_the_path_forms_and_the_options() {
     assert_eq!(s.options().busy_timeout, Duration::from_millis(250));
     assert_eq!(s.options().max_connections, 2);
     assert!(!s.options().inline_reads);
+    assert!(!s.options().index_on_write);
     // A caller's options win over the URL's.
     let s = SqliteStorage::from_url(&url, StoreOptions::from_pairs([("sync", "none")])).unwrap();
     assert_eq!(s.options().sync, SyncMode::None);
@@ -355,7 +356,13 @@ fn from_url_reads_the_path_forms_and_the_options() {
             assert_eq!(key, "busy");
             assert_eq!(
                 accepted,
-                &["sync", "busy_timeout", "max_connections", "inline_reads"]
+                &[
+                    "sync",
+                    "busy_timeout",
+                    "max_connections",
+                    "inline_reads",
+                    "index_on_write"
+                ]
             );
         }
         other => panic!("{other:?}"),
@@ -365,6 +372,7 @@ fn from_url_reads_the_path_forms_and_the_options() {
         "busy_timeout=5",
         "max_connections=0",
         "inline_reads=maybe",
+        "index_on_write=later",
     ] {
         let err = SqliteStorage::from_url(
             &format!("sqlite:{}?{bad}", new.display()),
