@@ -7,51 +7,18 @@
 
 #![cfg(all(feature = "postgres", feature = "fs"))]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use memory_runner::testing::{FakeApi, Reply, end_turn, tool_use};
-use serde_json::{Value, json};
+use serde_json::json;
 
-const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
+mod common;
 
-/// `MEMORY_TEST_POSTGRES_URL`; panics, saying how to start a server, when it is unset.
-fn pg_base() -> String {
-    match std::env::var("MEMORY_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => panic!(
-            "MEMORY_TEST_POSTGRES_URL is not set: these tests need a real PostgreSQL. Run \
-             `scripts/pg-test-server.sh run -- cargo test -p memory-cli --test dream_postgres`"
-        ),
-    }
-}
-
-/// A schema name no other test uses.
-fn unique_schema(prefix: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    format!("{prefix}_{}_{}", std::process::id(), nanos % 1_000_000_000)
-}
-
-/// The test URL with `options` added to its query.
-fn pg_url(options: &str) -> String {
-    let url = pg_base();
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}{options}")
-}
-
-async fn admin() -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(&pg_base(), tokio_postgres::NoTls)
-        .await
-        .expect("connect to the test PostgreSQL");
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    client
-}
+use common::MEMORY;
+use common::postgres::{admin, pg_url, unique_schema};
+use common::serve::{http, serve};
 
 /// Everything in `schema` a dream could change: whether it exists, its relations, every row
 /// of its tables in order (as JSON text, bytea as hex) and its sequences' values.
@@ -305,57 +272,6 @@ async fn a_missing_or_older_source_schema_is_refused_creating_nothing() {
     assert!(stderr.contains("older than the version"), "{stderr}");
     assert!(api.requests().is_empty());
     assert_eq!(dump(&older).await, before, "the schema was migrated");
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `memory serve --db DB` on a free loopback port, and its address.
-fn serve(db: &str) -> (Server, String) {
-    let mut child = Command::new(MEMORY)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--no-console",
-            "--db",
-            db,
-        ])
-        .env_remove("MEMORY_STORES_DB")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("memory serve: listening on http://")
-        .unwrap_or_else(|| panic!("memory serve did not start: {first}"))
-        .to_owned();
-    (Server(child), addr)
-}
-
-fn http(addr: &str, method: &str, path: &str, body: &str) -> Value {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (_, body) = out.split_once("\r\n\r\n").unwrap();
-    serde_json::from_str(body).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,83 +5,21 @@
 #![cfg(feature = "postgres")]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
+mod common;
 
-/// `MEMORY_TEST_POSTGRES_URL` with a schema of its own; panics, saying how to start a server,
-/// when it is unset.
+use common::MEMORY;
+use common::serve::{http, serve};
+
+/// The test PostgreSQL with a schema of its own.
 fn pg_url() -> String {
-    let url = match std::env::var("MEMORY_TEST_POSTGRES_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => panic!(
-            "MEMORY_TEST_POSTGRES_URL is not set: these tests need a real PostgreSQL. Run \
-             `scripts/pg-test-server.sh run -- cargo test -p memory-cli --test mounts_postgres`"
-        ),
-    };
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!(
-        "{url}{sep}schema=mounts_{}_{}",
-        std::process::id(),
-        nanos % 1_000_000_000
-    )
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(db: &str) -> (Server, String) {
-    let mut child = Command::new(MEMORY)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--no-console",
-            "--db",
-            db,
-        ])
-        .env_remove("MEMORY_STORES_DB")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("memory serve: listening on http://")
-        .unwrap_or_else(|| panic!("memory serve did not start: {first}"))
-        .to_owned();
-    (Server(child), addr)
-}
-
-fn http(addr: &str, method: &str, path: &str, body: &str) -> Value {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (_, body) = out.split_once("\r\n\r\n").unwrap();
-    serde_json::from_str(body).unwrap()
+    common::postgres::pg_url(&format!(
+        "schema={}",
+        common::postgres::unique_schema("mounts")
+    ))
 }
 
 /// `memory mcp --mount SPEC`, asked for its tool list: the tool description (`None` when it

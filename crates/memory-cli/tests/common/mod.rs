@@ -8,6 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod postgres;
+pub mod serve;
+
 /// The `memory` binary cargo built for these tests.
 pub const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
 
