@@ -20,6 +20,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
+use memory_core::conformance::notes;
 use memory_core::options::SyncMode;
 use memory_core::search::SearchQuery;
 use memory_core::{MemoryPath, Storage, WriteMode};
@@ -27,61 +28,10 @@ use memory_fs::{FsOptions, FsStorage};
 use memory_search::{IndexLocation, IndexOptions, Indexed};
 use memory_sqlite::{SqliteOptions, SqliteStorage};
 
-const WORDS: &[&str] = &[
-    "deploy",
-    "rollback",
-    "staging",
-    "server",
-    "invoice",
-    "budget",
-    "meeting",
-    "laptop",
-    "flight",
-    "garden",
-    "recipe",
-    "contract",
-    "password",
-    "doctor",
-    "birthday",
-    "vacation",
-    "salary",
-    "apartment",
-    "bug",
-    "release",
-    "kyoto",
-    "lisbon",
-    "oslo",
-    "alice",
-    "bruno",
-    "chiara",
-    "note",
-    "remember",
-    "weekly",
-    "review",
-    "shared",
-    "folder",
-    "important",
-];
-
 /// A note of about 400 bytes; every 1,000th holds the rare pair the query looks for, so each
 /// size has 1 to 20 hits.
 fn note(i: usize) -> Vec<u8> {
-    let mut text = format!("# Note {i}\n\n");
-    let mut x = i.wrapping_mul(2_654_435_761) | 1;
-    for line in 0..6 {
-        for _ in 0..9 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            text.push_str(WORDS[x % WORDS.len()]);
-            text.push(' ');
-        }
-        if line == 2 && i % 1000 == 7 {
-            text.push_str("zephyr quasar");
-        }
-        text.push('\n');
-    }
-    text.into_bytes()
+    notes::note(i, (i % 1000 == 7).then_some("zephyr quasar")).into_bytes()
 }
 
 fn path(i: usize) -> MemoryPath {

@@ -25,60 +25,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use memory_core::conformance::notes;
 use memory_core::{MemoryPath, Storage, WriteMode};
 use memory_sqlite::{SqliteOptions, SqliteStorage, SyncMode};
 
-const WORDS: &[&str] = &[
-    "deploy",
-    "rollback",
-    "staging",
-    "server",
-    "invoice",
-    "budget",
-    "meeting",
-    "laptop",
-    "flight",
-    "garden",
-    "recipe",
-    "contract",
-    "password",
-    "doctor",
-    "birthday",
-    "vacation",
-    "salary",
-    "apartment",
-    "bug",
-    "release",
-    "kyoto",
-    "lisbon",
-    "oslo",
-    "alice",
-    "bruno",
-    "chiara",
-    "note",
-    "remember",
-    "weekly",
-    "review",
-    "shared",
-    "folder",
-    "important",
-];
-
-/// About 400 bytes of words (memory-search's bench note).
+/// About 400 bytes of words (the notes memory-search's bench searches).
 fn note(i: usize) -> String {
-    let mut text = format!("# Note {i}\n\n");
-    let mut x = i.wrapping_mul(2_654_435_761) | 1;
-    for _ in 0..6 {
-        for _ in 0..9 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            text.push_str(WORDS[x % WORDS.len()]);
-            text.push(' ');
-        }
-        text.push('\n');
-    }
-    text
+    notes::note(i, None)
 }
 
 fn path(i: usize) -> MemoryPath {

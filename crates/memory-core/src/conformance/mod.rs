@@ -10,9 +10,11 @@
 //! - [`search`]: one check per behaviour of `Storage::search`, run by [`storage::run_all`].
 //! - [`faults`]: [`faults::Faulty`], a wrapper that injects failures and conflicts, and
 //!   [`faults::Recording`], a wrapper that records every call.
+//! - [`notes`]: generated notes for the search benches.
 
 pub mod commands;
 pub mod faults;
+pub mod notes;
 pub mod search;
 pub mod storage;
 
