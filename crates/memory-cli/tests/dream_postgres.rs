@@ -23,40 +23,7 @@ use common::serve::{http, serve};
 /// Everything in `schema` a dream could change: whether it exists, its relations, every row
 /// of its tables in order (as JSON text, bytea as hex) and its sequences' values.
 async fn dump(schema: &str) -> Vec<String> {
-    let admin = admin().await;
-    let mut out: Vec<String> = admin
-        .query(
-            "SELECT 'schema ' || nspname::text FROM pg_namespace WHERE nspname = $1",
-            &[&schema],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
-    let relations = admin
-        .query(
-            "SELECT c.relname::text, c.relkind::text FROM pg_class c
-             JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 ORDER BY 1",
-            &[&schema],
-        )
-        .await
-        .unwrap();
-    for relation in relations {
-        let (name, kind): (String, String) = (relation.get(0), relation.get(1));
-        out.push(format!("relation {name} {kind}"));
-        let sql = match kind.as_str() {
-            "r" => format!("SELECT row_to_json(t)::text FROM \"{schema}\".\"{name}\" t ORDER BY 1"),
-            "S" => format!(
-                "SELECT row_to_json(t)::text FROM (SELECT last_value, is_called FROM \"{schema}\".\"{name}\") t"
-            ),
-            _ => continue,
-        };
-        for row in admin.query(&sql, &[]).await.unwrap() {
-            out.push(format!("{name}: {}", row.get::<_, String>(0)));
-        }
-    }
-    out
+    memory_postgres::testing::dump_schema(&admin().await, schema).await
 }
 
 /// `memory ARGS` with `stdin`, without the caller's store or key variables.

@@ -10,6 +10,8 @@ mod schema;
 mod storage;
 #[cfg(feature = "stores")]
 mod stores;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tls;
 
 pub use error::PostgresOpenError;
