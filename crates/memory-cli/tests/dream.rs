@@ -5,30 +5,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::Duration;
 
 use memory_runner::testing::{FakeApi, Reply, end_turn, tool_use};
 use serde_json::json;
 
-const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
+mod common;
 
-async fn memory_dream(api: &FakeApi, args: &[&str]) -> Output {
-    let mut cmd = Command::new(MEMORY);
-    cmd.arg("dream")
-        .args(args)
-        .env_remove("MEMORY_STORE")
-        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
-        .env_remove("ANTHROPIC_AUTH_TOKEN")
-        .env("ANTHROPIC_API_KEY", "sk-cli-test")
-        .env("ANTHROPIC_BASE_URL", api.url())
-        .env("RUST_LOG", "warn");
-    let child = tokio::task::spawn_blocking(move || cmd.output());
-    tokio::time::timeout(Duration::from_secs(60), child)
-        .await
-        .expect("memory dream finished in time")
-        .expect("join")
-        .expect("start memory")
-}
+use common::MEMORY;
+use common::dream::memory_dream;
 
 /// Every entry below `dir`, hidden ones included, with its bytes and modification time.
 fn snapshot(dir: &Path) -> BTreeMap<String, (Vec<u8>, std::time::SystemTime)> {

@@ -9,7 +9,6 @@
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use memory_runner::testing::{FakeApi, Reply, end_turn, tool_use};
 use serde_json::json;
@@ -17,6 +16,7 @@ use serde_json::json;
 mod common;
 
 use common::MEMORY;
+use common::dream::memory_dream;
 use common::postgres::{admin, pg_url, unique_schema};
 use common::serve::{http, serve};
 
@@ -39,24 +39,6 @@ fn memory(args: &[&str], stdin: &[u8]) -> Output {
         .expect("start memory");
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
-}
-
-async fn memory_dream(api: &FakeApi, args: &[&str]) -> Output {
-    let mut cmd = Command::new(MEMORY);
-    cmd.arg("dream")
-        .args(args)
-        .env_remove("MEMORY_STORE")
-        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
-        .env_remove("ANTHROPIC_AUTH_TOKEN")
-        .env("ANTHROPIC_API_KEY", "sk-cli-test")
-        .env("ANTHROPIC_BASE_URL", api.url())
-        .env("RUST_LOG", "warn");
-    let child = tokio::task::spawn_blocking(move || cmd.output());
-    tokio::time::timeout(Duration::from_secs(120), child)
-        .await
-        .expect("memory dream finished in time")
-        .expect("join")
-        .expect("start memory")
 }
 
 /// Claude reads the source, tries to change it, and writes the output.

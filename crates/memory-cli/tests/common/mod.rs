@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod dream;
 pub mod postgres;
 pub mod serve;
 
