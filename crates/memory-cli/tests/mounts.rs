@@ -2,7 +2,6 @@
 //! versioned stores of one database mounted read-only and read-write.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
@@ -11,7 +10,10 @@ use memory_runner::testing::{FakeApi, Reply, end_turn, tool_use};
 use memory_store::{Actor, CreateStore, ListVersions, MemoryStores, Operation, View};
 use serde_json::json;
 
-const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
+mod common;
+
+use common::MEMORY;
+use common::serve::http;
 
 async fn memory_run(api: &FakeApi, args: &[String]) -> Output {
     let mut cmd = Command::new(MEMORY);
@@ -315,21 +317,6 @@ async fn mcp_with_mounts_describes_them() {
     );
 }
 
-/// One request to a `memory serve` on `addr`, answered with a JSON body.
-fn http(addr: &str, method: &str, path: &str, body: &str) -> serde_json::Value {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (_, body) = out.split_once("\r\n\r\n").unwrap();
-    serde_json::from_str(body).unwrap()
-}
-
 /// A `memory serve` on a free loopback port over `db`, stopped when dropped.
 struct Server {
     child: Child,
@@ -346,15 +333,8 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let addr = first
-            .trim()
-            .strip_prefix("memory serve: listening on http://")
-            .unwrap_or_else(|| panic!("{first}"))
-            .to_owned();
+        let addr =
+            common::serve::listening_address(&mut child).unwrap_or_else(|first| panic!("{first}"));
         Server { child, addr }
     }
 

@@ -9,8 +9,7 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -160,16 +159,9 @@ fn serve(db: &str) -> Result<(Child, String), (i32, String)> {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    match first
-        .trim()
-        .strip_prefix("memory serve: listening on http://")
-    {
-        Some(addr) => Ok((server, addr.to_owned())),
-        None => {
+    match common::serve::listening_address(&mut server) {
+        Ok(addr) => Ok((server, addr)),
+        Err(_) => {
             let status = server.wait().unwrap();
             let mut err = String::new();
             server
@@ -188,29 +180,10 @@ fn stop(mut server: Child) {
     let _ = server.wait();
 }
 
-/// One HTTP request; the status and the JSON body. Panics when no answer comes within 30
-/// seconds or the connection closes without one.
+/// One HTTP request; the status and the JSON body (null when the body is not JSON).
 fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out)
-        .unwrap_or_else(|e| panic!("{method} {path}: no answer: {e}"));
-    let (head, body) = out.split_once("\r\n\r\n").unwrap_or_else(|| {
-        panic!("{method} {path}: the connection closed without an answer: {out:?}")
-    });
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP answer: {head}"));
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    let (status, body) = common::serve::request(addr, method, path, body);
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
 }
 
 #[test]
@@ -379,15 +352,8 @@ fn the_log_never_shows_the_password() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("memory serve: listening on http://")
-        .unwrap_or_else(|| panic!("memory serve did not start: {first}"))
-        .to_owned();
+    let addr = common::serve::listening_address(&mut server)
+        .unwrap_or_else(|first| panic!("memory serve did not start: {first}"));
     let (status, store) = http(&addr, "POST", "/v1/memory_stores", r#"{"name":"Logged"}"#);
     assert_eq!(status, 200, "{store}");
     let _ = Command::new("kill").arg(server.id().to_string()).status();

@@ -1,13 +1,15 @@
 //! `memory serve` as a process against clients that never finish: SIGTERM still stops it
 //! within its deadline, and silent connections are closed.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_memory");
+mod common;
+
+const BIN: &str = common::MEMORY;
 
 /// Starts `memory serve` on a free port; the process and its address.
 fn serve(db: &Path, extra: &[&str]) -> (Child, String) {
@@ -19,15 +21,8 @@ fn serve(db: &Path, extra: &[&str]) -> (Child, String) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("memory serve: listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-        .to_owned();
+    let addr = common::serve::listening_address(&mut server)
+        .unwrap_or_else(|first| panic!("unexpected first line {first:?}"));
     (server, addr)
 }
 
@@ -141,15 +136,8 @@ fn the_served_database_is_0600_whatever_the_umask() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("memory serve: listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-        .to_owned();
+    let addr = common::serve::listening_address(&mut server)
+        .unwrap_or_else(|first| panic!("unexpected first line {first:?}"));
     // One write, so the journal files exist.
     let mut s = TcpStream::connect(&addr).unwrap();
     let body = r#"{"name":"private"}"#;

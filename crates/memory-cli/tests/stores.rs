@@ -1,28 +1,16 @@
 //! `memory serve` and `memory store ...` as processes: the server writes a database over HTTP,
 //! stops on SIGTERM, and the admin commands read and change that database.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_memory");
+mod common;
 
-fn http(addr: &str, method: &str, path: &str, body: &str) -> Value {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (_, body) = out.split_once("\r\n\r\n").unwrap();
-    serde_json::from_str(body).unwrap()
-}
+use common::serve::{http, listening_address};
+
+const BIN: &str = common::MEMORY;
 
 fn store_cmd(db: &Path, args: &[&str]) -> (i32, Vec<Value>) {
     let out = Command::new(BIN)
@@ -51,15 +39,7 @@ fn serve_then_administer_the_database() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("memory serve: listening on http://")
-        .unwrap()
-        .to_owned();
+    let addr = listening_address(&mut server).unwrap_or_else(|first| panic!("{first}"));
     assert_eq!(http(&addr, "GET", "/health", "")["status"], "ok");
     let store = http(&addr, "POST", "/v1/memory_stores", r#"{"name":"cli"}"#);
     let sid = store["id"].as_str().unwrap().to_owned();

@@ -3,6 +3,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -34,21 +35,37 @@ pub fn serve(db: &str) -> (Server, String) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("memory serve: listening on http://")
-        .unwrap_or_else(|| panic!("memory serve did not start: {first}"))
-        .to_owned();
+    let addr = listening_address(&mut child)
+        .unwrap_or_else(|first| panic!("memory serve did not start: {first}"));
     (Server(child), addr)
 }
 
-/// One request with a JSON body, and the JSON body of the answer.
-pub fn http(addr: &str, method: &str, path: &str, body: &str) -> Value {
+/// The address `memory serve` prints on its first line of standard output (which must be
+/// piped), or that line when it is something else (the server did not start).
+pub fn listening_address(server: &mut Child) -> Result<String, String> {
+    let mut first = String::new();
+    BufReader::new(
+        server
+            .stdout
+            .take()
+            .expect("the server's standard output is piped"),
+    )
+    .read_line(&mut first)
+    .unwrap();
+    match first
+        .trim()
+        .strip_prefix("memory serve: listening on http://")
+    {
+        Some(addr) => Ok(addr.to_owned()),
+        None => Err(first),
+    }
+}
+
+/// One request with a JSON body: the answer's status and body. Panics when no answer comes
+/// within 30 seconds or the connection closes without one.
+pub fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     write!(
         s,
         "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
@@ -56,7 +73,21 @@ pub fn http(addr: &str, method: &str, path: &str, body: &str) -> Value {
     )
     .unwrap();
     let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    let (_, body) = out.split_once("\r\n\r\n").unwrap();
-    serde_json::from_str(body).unwrap()
+    s.read_to_string(&mut out)
+        .unwrap_or_else(|e| panic!("{method} {path}: no answer: {e}"));
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or_else(|| {
+        panic!("{method} {path}: the connection closed without an answer: {out:?}")
+    });
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP answer: {head}"));
+    (status, body.to_owned())
+}
+
+/// One request with a JSON body, and the JSON body of the answer (which must be JSON).
+pub fn http(addr: &str, method: &str, path: &str, body: &str) -> Value {
+    let (_, body) = request(addr, method, path, body);
+    serde_json::from_str(&body).unwrap()
 }
