@@ -70,27 +70,8 @@ pub(crate) fn push_numbered(out: &mut String, lines: &[&str], first: usize, tota
         if i > 0 {
             out.push('\n');
         }
-        push_line_number(out, first + i);
-        out.push('\t');
-        out.push_str(line);
-    }
-}
-
-/// Appends `n` right-aligned in six columns (`{n:>6}`), without the formatting machinery.
-fn push_line_number(out: &mut String, mut n: usize) {
-    let mut digits = [b' '; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let start = at.min(digits.len() - 6);
-    for &b in &digits[start..] {
-        out.push(char::from(b));
+        // Formatted into `out` itself: no string per line.
+        let _ = write!(out, "{:>6}\t{line}", first + i);
     }
 }
 
