@@ -272,16 +272,7 @@ impl ObjectStoreStorage {
     async fn check_writable(&self, path: &MemoryPath, key: &Path) -> Result<()> {
         let (ancestor, is_dir) =
             futures_util::try_join!(self.file_ancestor(path), self.has_children(key))?;
-        if let Some(parent) = ancestor {
-            return Err(Error::ParentIsFile {
-                path: path.clone(),
-                parent,
-            });
-        }
-        if is_dir {
-            return Err(Error::AlreadyExists { path: path.clone() });
-        }
-        Ok(())
+        writable(path, ancestor, is_dir)
     }
 
     /// Why a conditional update failed: the file changed (Conflict), is gone (NotFound), or
@@ -406,16 +397,7 @@ impl ObjectStoreStorage {
             .into_iter()
             .zip(&found)
             .find_map(|(ancestor, meta)| meta.as_ref().map(|_| ancestor));
-        if let Some(parent) = file_above {
-            return Err(Error::ParentIsFile {
-                path: path.clone(),
-                parent,
-            });
-        }
-        if is_dir {
-            return Err(Error::AlreadyExists { path: path.clone() });
-        }
-        Ok(())
+        writable(path, file_above, is_dir)
     }
 
     /// Create-if-absent under the counter: checks, a place reserved (below `limit`), the
@@ -988,4 +970,19 @@ impl Storage for ObjectStoreStorage {
     fn skipped_entries(&self) -> u64 {
         ObjectStoreStorage::skipped_entries(self)
     }
+}
+
+/// What a create's checks found, as its answer: a file above the path refuses it
+/// (`ParentIsFile`), a folder at the path too (`AlreadyExists`).
+fn writable(path: &MemoryPath, file_above: Option<MemoryPath>, is_dir: bool) -> Result<()> {
+    if let Some(parent) = file_above {
+        return Err(Error::ParentIsFile {
+            path: path.clone(),
+            parent,
+        });
+    }
+    if is_dir {
+        return Err(Error::AlreadyExists { path: path.clone() });
+    }
+    Ok(())
 }
