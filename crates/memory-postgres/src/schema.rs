@@ -158,47 +158,17 @@ pub(crate) async fn check_read_only(
 ) -> Result<(), PrepareError> {
     check_encoding(client, database).await?;
     let s = quoted(schema);
-    let exists = client
-        .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])
-        .await?
-        .is_some();
-    if !exists {
-        return Err(PrepareError::Refused(PostgresOpenError::SchemaMissing {
-            schema: schema.to_owned(),
-            database: database.to_owned(),
-        }));
-    }
-    let has_table = client
-        .query_opt(
-            "SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations'",
-            &[&schema],
-        )
-        .await?
-        .is_some();
-    let found: i32 = if has_table {
-        client
-            .query_one(
-                &format!("SELECT coalesce(max(version), 0) FROM {s}.schema_migrations"),
-                &[],
-            )
-            .await?
-            .get(0)
-    } else {
-        if let Some(tables) = foreign_tables(client, schema).await? {
-            return Err(PrepareError::Refused(PostgresOpenError::ForeignSchema {
+    let found = match what_is_there(client, schema).await? {
+        Found::Missing => {
+            return Err(PrepareError::Refused(PostgresOpenError::SchemaMissing {
                 schema: schema.to_owned(),
-                tables,
+                database: database.to_owned(),
             }));
         }
-        0
+        Found::Empty => 0,
+        Found::Version(version) => version,
     };
-    if found > SCHEMA_VERSION {
-        return Err(PrepareError::Refused(PostgresOpenError::SchemaTooNew {
-            schema: schema.to_owned(),
-            found,
-            supported: SCHEMA_VERSION,
-        }));
-    }
+    refuse_newer(schema, found)?;
     if found < SCHEMA_VERSION {
         return Err(PrepareError::Refused(
             PostgresOpenError::SchemaNeedsUpgrade {
@@ -224,6 +194,77 @@ pub(crate) async fn check_read_only(
         }
     }
     Ok(())
+}
+
+/// What an open finds at `schema` (a schema holding other tables and no migrations table is
+/// refused here, as `ForeignSchema`).
+enum Found {
+    /// No schema of that name.
+    Missing,
+    /// The schema, empty: made for this store by an operator, nothing applied yet.
+    Empty,
+    /// This crate's schema, at the highest version its migrations table records.
+    Version(i32),
+}
+
+async fn what_is_there<C: tokio_postgres::GenericClient>(
+    client: &C,
+    schema: &str,
+) -> Result<Found, PrepareError> {
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])
+        .await?
+        .is_some();
+    if !exists {
+        return Ok(Found::Missing);
+    }
+    let has_table = client
+        .query_opt(
+            "SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations'",
+            &[&schema],
+        )
+        .await?
+        .is_some();
+    if has_table {
+        let s = quoted(schema);
+        let version: i32 = client
+            .query_one(
+                &format!("SELECT coalesce(max(version), 0) FROM {s}.schema_migrations"),
+                &[],
+            )
+            .await?
+            .get(0);
+        return Ok(Found::Version(version));
+    }
+    match foreign_tables(client, schema).await? {
+        Some(tables) => Err(PrepareError::Refused(PostgresOpenError::ForeignSchema {
+            schema: schema.to_owned(),
+            tables,
+        })),
+        None => Ok(Found::Empty),
+    }
+}
+
+/// A schema a newer release migrated is never opened: this one cannot know its rules.
+fn refuse_newer(schema: &str, found: i32) -> Result<(), PrepareError> {
+    if found > SCHEMA_VERSION {
+        return Err(PrepareError::Refused(PostgresOpenError::SchemaTooNew {
+            schema: schema.to_owned(),
+            found,
+            supported: SCHEMA_VERSION,
+        }));
+    }
+    Ok(())
+}
+
+/// The table that records which migrations `s` (quoted) has had.
+fn create_migrations_table(s: &str) -> String {
+    format!(
+        "CREATE TABLE {s}.schema_migrations (
+             version integer PRIMARY KEY,
+             applied timestamptz NOT NULL DEFAULT now()
+         )"
+    )
 }
 
 /// Some of the tables (and other relations) in `schema`, joined, when it holds any.
@@ -262,60 +303,20 @@ pub(crate) async fn prepare(
         &[&LOCK_CLASS, &schema],
     )
     .await?;
-    let exists = tx
-        .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])
-        .await?
-        .is_some();
-    let found: i32 = if !exists {
-        tx.batch_execute(&format!("CREATE SCHEMA {s}")).await?;
-        tx.batch_execute(&format!(
-            "CREATE TABLE {s}.schema_migrations (
-                 version integer PRIMARY KEY,
-                 applied timestamptz NOT NULL DEFAULT now()
-             )"
-        ))
-        .await?;
-        0
-    } else {
-        let has_table = tx
-            .query_opt(
-                "SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations'",
-                &[&schema],
-            )
-            .await?
-            .is_some();
-        if !has_table {
-            if let Some(tables) = foreign_tables(&tx, schema).await? {
-                return Err(PrepareError::Refused(PostgresOpenError::ForeignSchema {
-                    schema: schema.to_owned(),
-                    tables,
-                }));
-            }
-            // An empty schema made by an operator for us.
-            tx.batch_execute(&format!(
-                "CREATE TABLE {s}.schema_migrations (
-                     version integer PRIMARY KEY,
-                     applied timestamptz NOT NULL DEFAULT now()
-                 )"
-            ))
-            .await?;
+    let found = match what_is_there(&tx, schema).await? {
+        Found::Missing => {
+            tx.batch_execute(&format!("CREATE SCHEMA {s}")).await?;
+            tx.batch_execute(&create_migrations_table(&s)).await?;
             0
-        } else {
-            tx.query_one(
-                &format!("SELECT coalesce(max(version), 0) FROM {s}.schema_migrations"),
-                &[],
-            )
-            .await?
-            .get(0)
         }
+        // An empty schema made by an operator for us.
+        Found::Empty => {
+            tx.batch_execute(&create_migrations_table(&s)).await?;
+            0
+        }
+        Found::Version(version) => version,
     };
-    if found > SCHEMA_VERSION {
-        return Err(PrepareError::Refused(PostgresOpenError::SchemaTooNew {
-            schema: schema.to_owned(),
-            found,
-            supported: SCHEMA_VERSION,
-        }));
-    }
+    refuse_newer(schema, found)?;
     for (at, script) in MIGRATIONS.iter().enumerate().skip(found.max(0) as usize) {
         let version = at as i32 + 1;
         tx.batch_execute(&script.replace("{s}", &s)).await?;
