@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
+use memory_core::search::folded_words;
+
 use crate::error::IndexError;
 
 /// The schema this build writes; an index with another is rebuilt.
@@ -654,21 +656,6 @@ fn read_meta(conn: &Connection, key: &str) -> Result<Option<String>, IndexError>
     conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
         .optional()
         .map_err(IndexError::sql("read the index"))
-}
-
-/// The text as the index holds it for matching: its words as memory-core's tokenizer folds
-/// them (no case, no diacritics), one space apart. FTS5 then only splits at the spaces, so a
-/// file holds a word for the index exactly when it does for every other store's search.
-fn folded_words(text: &str) -> String {
-    let words = memory_core::search::tokenize(text);
-    let mut out = String::with_capacity(text.len());
-    for word in words {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(&word.text);
-    }
-    out
 }
 
 /// The exclusive bounds of the paths strictly below `dir` in byte order: `dir/` < p < `dir0`

@@ -288,15 +288,11 @@ impl<S: Storage> Indexed<S> {
         // Taken before listing: a write finishing after this is recorded for the next search.
         let dirty: HashSet<String> = {
             let mut all = self.dirty.lock().unwrap_or_else(|e| e.into_inner());
-            if all.is_empty() {
-                HashSet::new()
-            } else {
-                let (mine, rest): (HashSet<String>, HashSet<String>) = all
-                    .drain()
-                    .partition(|p| MemoryPath::parse(p).is_ok_and(|p| p.starts_with(under)));
-                *all = rest;
-                mine
-            }
+            let (mine, rest): (HashSet<String>, HashSet<String>) = all
+                .drain()
+                .partition(|p| MemoryPath::parse(p).is_ok_and(|p| p.starts_with(under)));
+            *all = rest;
+            mine
         };
         let listed_at = now_ns();
         let mut listing = match self.inner.list(under).await {
@@ -339,7 +335,7 @@ impl<S: Storage> Indexed<S> {
                         && row.mtime.is_some()
                         && row.mtime == mtime
                         && mtime.is_some_and(|m| m.saturating_add(window) < row.checked)
-                        && (dirty.is_empty() || !dirty.contains(path))
+                        && !dirty.contains(path)
                 });
                 if !fresh {
                     to_read.push(Pending {

@@ -9,7 +9,6 @@ mod pool;
 mod schema;
 mod storage;
 mod url;
-mod words;
 mod writer;
 
 pub use options::{SqliteOptions, SyncMode};

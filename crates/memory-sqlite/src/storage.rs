@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use memory_core::search::{
-    ParsedQuery, SearchHit, SearchQuery, is_searchable, searchable_text, sort_hits,
+    ParsedQuery, SearchHit, SearchQuery, folded_words, is_searchable, searchable_text, sort_hits,
 };
 use memory_core::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
@@ -21,7 +21,6 @@ use crate::error::{JobError, SqliteError};
 use crate::options::{SqliteOptions, synchronous_pragma};
 use crate::pool::{Ctx, Pool};
 use crate::schema;
-use crate::words::words;
 use crate::writer::{Job, Pending, ReadJob, WriteJob, Writer};
 
 /// A memory store in one SQLite database file.
@@ -540,7 +539,7 @@ fn index_words(
     match searchable_text(contents) {
         Some(text) => conn
             .prepare_cached("INSERT OR REPLACE INTO search (rowid, words) VALUES (?1, ?2)")
-            .and_then(|mut s| s.execute(params![rowid, words(text)])),
+            .and_then(|mut s| s.execute(params![rowid, folded_words(text)])),
         None => conn
             .prepare_cached("DELETE FROM search WHERE rowid = ?1")
             .and_then(|mut s| s.execute([rowid])),

@@ -31,6 +31,7 @@
 //! ```
 
 mod bm25;
+mod folded;
 mod query;
 mod text;
 mod tokenize;
@@ -41,6 +42,7 @@ use std::cmp::Ordering;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 pub use bm25::Bm25Index;
+pub use folded::folded_words;
 pub use query::{
     Clause, DEFAULT_LIMIT, MAX_CLAUSES, MAX_LIMIT, MAX_QUERY_BYTES, ParsedQuery, QueryError,
     SearchQuery,

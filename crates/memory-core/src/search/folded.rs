@@ -1,21 +1,28 @@
-//! A text's words as the search table holds them, folded fast.
+//! [`folded_words`]: a text's words as a full-text index holds them, folded fast.
 //!
-//! The rule is memory-core's ([`tokenize`]): a word is a run of letters, digits and
+//! The rule is [`tokenize`]'s: a word is a run of letters, digits and
 //! combining marks, folded (NFD, marks dropped, lower case). Most of a memory file is ASCII,
 //! and an ASCII run needs none of that machinery: ASCII punctuation, spaces and control
 //! characters always separate words (none is a letter, a digit or a mark), an ASCII letter or
-//! digit decomposes to itself, and its lower case is its ASCII lower case. So [`words`] cuts
+//! digit decomposes to itself, and its lower case is its ASCII lower case. So [`folded_words`] cuts
 //! the text at ASCII separators, lower-cases each all-ASCII piece in place, and hands only the
 //! pieces holding a non-ASCII character to [`tokenize`] itself. The result is the same string,
 //! byte for byte, as joining [`tokenize`]'s words with spaces (the tests check it on mixed
-//! scripts, marks and random text), at a fraction of the cost: folding through `tokenize` was
-//! half of what a write with its search row cost.
+//! scripts, marks and random text), at a fraction of the cost: memory-sqlite's FTS5 rows and
+//! memory-search's side index are made of it, and folding through `tokenize` was half of what
+//! an SQLite write with its search row cost.
 
-use memory_core::search::tokenize;
+use super::tokenize;
 
-/// The folded words of `text`, one space between each (FTS5's `ascii` tokenizer splits
-/// there and nowhere else, since a folded word holds no ASCII separator).
-pub(crate) fn words(text: &str) -> String {
+/// The folded words of `text` ([`tokenize`]'s), one space between each: what an FTS5 table
+/// with the `ascii` tokenizer indexes, since it splits there and nowhere else (a folded word
+/// holds no ASCII separator).
+///
+/// ```
+/// use memory_core::search::folded_words;
+/// assert_eq!(folded_words("# Deploy-key: Zoë's café"), "deploy key zoe s cafe");
+/// ```
+pub fn folded_words(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let bytes = text.as_bytes();
     let mut start = 0;
@@ -73,12 +80,12 @@ mod tests {
     #[test]
     fn ascii_text_is_split_and_lower_cased() {
         assert_eq!(
-            words("# Deploy-key: rotate *WEEKLY*, v2.0!\n\tok"),
+            folded_words("# Deploy-key: rotate *WEEKLY*, v2.0!\n\tok"),
             "deploy key rotate weekly v2 0 ok"
         );
-        assert_eq!(words(""), "");
-        assert_eq!(words("!!! ... \n"), "");
-        assert_eq!(words("x"), "x");
+        assert_eq!(folded_words(""), "");
+        assert_eq!(folded_words("!!! ... \n"), "");
+        assert_eq!(folded_words("x"), "x");
     }
 
     #[test]
@@ -98,7 +105,7 @@ mod tests {
             "tab\u{0}nul\u{7f}del",
             "😀emoji😀 word",
         ] {
-            assert_eq!(words(text), reference(text), "{text:?}");
+            assert_eq!(folded_words(text), reference(text), "{text:?}");
         }
     }
 
@@ -125,7 +132,7 @@ mod tests {
                 x ^= x << 17;
                 text.push(POOL[(x % POOL.len() as u64) as usize]);
             }
-            assert_eq!(words(&text), reference(&text), "{text:?}");
+            assert_eq!(folded_words(&text), reference(&text), "{text:?}");
         }
     }
 }
