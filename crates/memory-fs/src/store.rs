@@ -297,6 +297,9 @@ pub(crate) struct Store {
     /// RESOLVE_NO_SYMLINKS`); otherwise, or when the kernel refuses it, every ancestor is
     /// checked without following links and cap-std opens the path.
     openat2: AtomicBool,
+    /// Whether files are replaced by exchanging names (see [`Store::replace`]); cleared when
+    /// the file system refuses `RENAME_EXCHANGE`.
+    exchange: AtomicBool,
     options: FsOptions,
 }
 
@@ -427,6 +430,7 @@ impl Store {
             count_stale: AtomicBool::new(false),
             seen_count: AtomicUsize::new(usize::MAX),
             openat2: AtomicBool::new(true),
+            exchange: AtomicBool::new(true),
             options,
         };
         // Probe once: an old kernel (before 5.6) or a system-call filter refuses openat2.
@@ -485,6 +489,7 @@ impl Store {
             count_stale: AtomicBool::new(true),
             seen_count: AtomicUsize::new(usize::MAX),
             openat2: AtomicBool::new(true),
+            exchange: AtomicBool::new(true),
             options,
         };
         if matches!(store.beneath_root(), Beneath::Walk) {
@@ -1370,6 +1375,49 @@ impl Store {
         }
     }
 
+    /// Moves the temporary file over the file `name` in `folder`, in one step readers see
+    /// whole.
+    ///
+    /// A plain `rename` over a file makes ext4 start writing the new file out at once (its
+    /// `auto_da_alloc` guard for programs that never sync), a disk round trip per write that
+    /// `sync=none` exists to avoid. Exchanging the two names (`RENAME_EXCHANGE`) and then
+    /// removing the old file, which now has the temporary name, changes the same names
+    /// without it. A crash between the two steps leaves the old file as a stale temporary
+    /// file, removed by a later open. Where the file system cannot exchange, a `rename`.
+    fn replace(&self, temp: &str, folder: BorrowedFd<'_>, name: &str) -> Result<(), Errno> {
+        if self.exchange.load(Ordering::Relaxed) {
+            match rustix::fs::renameat_with(&self.temp, temp, folder, name, RenameFlags::EXCHANGE) {
+                Ok(()) => match rustix::fs::unlinkat(&self.temp, temp, AtFlags::empty()) {
+                    // (Already gone: another process's open took it for a stale file.)
+                    Ok(()) | Err(Errno::NOENT) => return Ok(()),
+                    // A folder was at the target (put there by a writer that ignores the
+                    // lock): put it back; the `rename` below refuses to replace it.
+                    Err(Errno::ISDIR) => {
+                        rustix::fs::renameat_with(
+                            &self.temp,
+                            temp,
+                            folder,
+                            name,
+                            RenameFlags::EXCHANGE,
+                        )?;
+                    }
+                    Err(e) => {
+                        // The new file is in place; the old one stays behind as a stale
+                        // temporary file for a later open to remove.
+                        tracing::warn!(error = %e, "memory-fs: cannot remove a replaced file");
+                        return Ok(());
+                    }
+                },
+                Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+                    self.exchange.store(false, Ordering::Relaxed);
+                }
+                // Nothing at the target after all: the `rename` below decides.
+                Err(_) => {}
+            }
+        }
+        rustix::fs::renameat(&self.temp, temp, folder, name)
+    }
+
     /// Under the lock: checks the target again and moves the temporary file into place, in
     /// the folder opened here, under this same lock hold (so no concurrent rename of a folder
     /// can move the place it goes to).
@@ -1429,6 +1477,9 @@ impl Store {
                     }
                     other => other,
                 }
+            }
+            WriteMode::Overwrite | WriteMode::Update(_) if target == Target::File => {
+                self.replace(temp, dir, name)
             }
             WriteMode::Overwrite | WriteMode::Update(_) => {
                 rustix::fs::renameat(&self.temp, temp, dir, name)
@@ -1688,6 +1739,65 @@ mod tests {
         assert_eq!(read_whole(&mut open(), 64).unwrap(), b"hello world");
         // Grown from empty since: everything.
         assert_eq!(read_whole(&mut open(), 0).unwrap(), b"hello world");
+    }
+
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A replaced file is gone once the write returns, by name exchange or by `rename`.
+    #[test]
+    fn replacing_a_file_leaves_no_old_file_behind() {
+        for exchange in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(dir.path(), FsOptions::default().fsync(false)).unwrap();
+            store.exchange.store(exchange, Ordering::Relaxed);
+            let path = MemoryPath::parse("/memories/notes/a.md").unwrap();
+            store.write(&path, b"one", &WriteMode::Create).unwrap();
+            store.write(&path, b"two", &WriteMode::Overwrite).unwrap();
+            let version = store.read(&path).unwrap().version;
+            store
+                .write(&path, b"three", &WriteMode::Update(version))
+                .unwrap();
+            assert_eq!(store.read(&path).unwrap().contents, b"three");
+            assert!(
+                names_in(&dir.path().join(TEMP_DIR)).is_empty(),
+                "{exchange}"
+            );
+            assert_eq!(names_in(&dir.path().join("memories/notes")), ["a.md"]);
+        }
+    }
+
+    /// A folder put at the target by a writer that ignores the lock is neither replaced nor
+    /// pulled into the folder of temporary files by the exchange.
+    #[test]
+    fn a_folder_at_the_target_is_never_exchanged_away() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), FsOptions::default().fsync(false)).unwrap();
+        let memories = dir.path().join("memories");
+        std::fs::create_dir_all(memories.join("a.md")).unwrap();
+        std::fs::write(memories.join("a.md/inner.md"), b"inner").unwrap();
+        let temp = temp_name();
+        std::fs::write(dir.path().join(TEMP_DIR).join(&temp), b"new").unwrap();
+
+        let e = store
+            .replace(&temp, store.root.as_fd(), "a.md")
+            .unwrap_err();
+        assert!(matches!(e, Errno::ISDIR | Errno::NOTEMPTY), "{e:?}");
+        assert_eq!(
+            std::fs::read(memories.join("a.md/inner.md")).unwrap(),
+            b"inner"
+        );
+        assert_eq!(names_in(&dir.path().join(TEMP_DIR)), [temp.clone()]);
+        assert_eq!(
+            std::fs::read(dir.path().join(TEMP_DIR).join(&temp)).unwrap(),
+            b"new"
+        );
     }
 
     #[test]
