@@ -268,7 +268,29 @@ impl MemoryPath {
     /// assert!(dir.join("../x").is_err());
     /// ```
     pub fn join(&self, name: &str) -> Result<MemoryPath, PathError> {
-        MemoryPath::parse(&format!("{}/{}", self.0, name))
+        let joined_len = self.0.len() + 1 + name.len();
+        // A single valid name (what a listing walk joins for every entry) is checked alone:
+        // the rest of the path is valid already, and no rule spans the `/` between them.
+        // Bytes that some rule looks at: separators, controls (C0, DEL, and 0xC2, the lead
+        // byte of the C1 ones) and `%`. A name without any passes those rules.
+        let plain = |b: u8| !(b < 0x20 || matches!(b, b'/' | b'\\' | b'%' | 0x7f | 0xc2));
+        let single_valid_name = !name.is_empty()
+            && name != "."
+            && name != ".."
+            && name.len() <= MAX_SEGMENT_BYTES
+            && joined_len <= MAX_PATH_BYTES
+            && name.bytes().all(plain)
+            // `/memories` has one `/`, and each segment below it one more.
+            && self.0.bytes().filter(|&b| b == b'/').count() <= MAX_SEGMENTS;
+        if !single_valid_name {
+            // Everything else, errors included, exactly as `parse` has it.
+            return MemoryPath::parse(&format!("{}/{}", self.0, name));
+        }
+        let mut joined = String::with_capacity(joined_len);
+        joined.push_str(&self.0);
+        joined.push('/');
+        joined.push_str(name);
+        Ok(MemoryPath(joined))
     }
 
     /// Whether `self` is `ancestor` or lies below it, comparing whole segments
@@ -332,6 +354,63 @@ mod tests {
 
     fn err(raw: &str) -> String {
         MemoryPath::parse(raw).unwrap_err().to_string()
+    }
+
+    /// `join` answers, errors included, what `parse` of the joined text answers.
+    #[test]
+    fn join_is_parse_of_the_joined_text() {
+        let deep = format!("/memories{}", "/d".repeat(MAX_SEGMENTS - 1));
+        let long = format!(
+            "/memories{}",
+            "/l".repeat(MAX_SEGMENTS / 2).replace('l', &"l".repeat(90))
+        );
+        let deepest = format!("{deep}/d");
+        let parents = [
+            "/memories",
+            "/memories/a",
+            deep.as_str(),
+            deepest.as_str(),
+            long.as_str(),
+        ];
+        let wide = "n".repeat(MAX_SEGMENT_BYTES);
+        let wider = "n".repeat(MAX_SEGMENT_BYTES + 1);
+        let names = [
+            "a.md",
+            "",
+            ".",
+            "..",
+            "...",
+            ".hidden",
+            "a/b",
+            "a/",
+            "/a",
+            "a\\b",
+            "tab\there",
+            "bell\u{7}",
+            "c1\u{85}",
+            "del\u{7f}",
+            "%2e",
+            "x%2Fy",
+            "%5C",
+            "%25",
+            "%2",
+            "é.md",
+            "日本.md",
+            wide.as_str(),
+            wider.as_str(),
+            "twelve chars",
+        ];
+        for parent in parents {
+            let parent = MemoryPath::parse(parent).unwrap();
+            for name in names {
+                let joined = format!("{}/{}", parent.as_str(), name);
+                assert_eq!(
+                    parent.join(name),
+                    MemoryPath::parse(&joined),
+                    "{parent} + {name:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -20,18 +20,70 @@ pub(crate) const MAX_LINES: usize = 999_999;
 /// assert_eq!(memory_core::format_size(1025), "1.0K");
 /// ```
 pub fn format_size(bytes: u64) -> String {
+    let mut out = String::new();
+    push_size(&mut out, bytes);
+    out
+}
+
+/// Appends [`format_size`]'s text to `out`.
+fn push_size(out: &mut String, bytes: u64) {
     if bytes == 0 {
-        return "0B".to_owned();
+        out.push_str("0B");
+        return;
     }
     let exponent = ((63 - bytes.leading_zeros()) / 10).min(3);
     let unit = ["B", "K", "M", "G"][exponent as usize];
     let divisor = 1u64 << (10 * exponent);
     if bytes.is_multiple_of(divisor) {
-        format!("{}{unit}", bytes / divisor)
+        push_decimal(out, bytes / divisor);
+        out.push_str(unit);
+    } else if bytes < 1 << f64::MANTISSA_DIGITS {
+        // Below 2^53 the quotient is exact in binary, so rounding it to tenths half to even
+        // (what `{:.1}` and Python do) is integer arithmetic: no float formatting.
+        let scaled = u128::from(bytes) * 10;
+        let divisor = u128::from(divisor);
+        let (mut tenths, rest) = (scaled / divisor, scaled % divisor);
+        if 2 * rest > divisor || (2 * rest == divisor && tenths % 2 == 1) {
+            tenths += 1;
+        }
+        push_decimal(out, (tenths / 10) as u64);
+        out.push('.');
+        out.push(char::from(b'0' + (tenths % 10) as u8));
+        out.push_str(unit);
     } else {
-        // `{:.1}` rounds the exact binary value half to even, as Python's format does.
-        format!("{:.1}{unit}", bytes as f64 / divisor as f64)
+        // `{:.1}` rounds the float's exact binary value half to even, as Python's format does.
+        let _ = write!(out, "{:.1}{unit}", bytes as f64 / divisor as f64);
     }
+}
+
+/// Appends `n` in decimal (what `{n}` writes, without the formatting machinery, which is most
+/// of a listing line's cost).
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or("?"));
+}
+
+/// Appends `n` right-aligned in six columns (what `{n:>6}` writes), for `n` below 1,000,000.
+fn push_line_number(out: &mut String, n: usize) {
+    let mut digits = [b' '; 6];
+    let mut rest = n;
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits).unwrap_or("?"));
 }
 
 /// `{n:>6}\t{line}` for each line, numbered from `first`.
@@ -54,10 +106,14 @@ pub(crate) fn push_numbered(out: &mut String, lines: &[&str], first: usize, tota
     let fits = first
         .checked_add(lines.len())
         .is_some_and(|end| end <= 1_000_000);
-    let chars = || {
-        lines.iter().map(|l| 7 + l.chars().count()).sum::<usize>() + lines.len().saturating_sub(1)
+    let joined = |len: fn(&str) -> usize| {
+        lines.iter().map(|l| 7 + len(l)).sum::<usize>() + lines.len().saturating_sub(1)
     };
-    if !fits || chars() > MAX_VIEW_CHARS {
+    // A line has at most as many characters as bytes: count them only when the bytes alone
+    // could pass the limit.
+    if !fits
+        || (joined(str::len) > MAX_VIEW_CHARS && joined(|l| l.chars().count()) > MAX_VIEW_CHARS)
+    {
         out.push_str(&join_truncated(
             &numbered(lines.iter().copied(), first),
             first,
@@ -70,8 +126,10 @@ pub(crate) fn push_numbered(out: &mut String, lines: &[&str], first: usize, tota
         if i > 0 {
             out.push('\n');
         }
-        // Formatted into `out` itself: no string per line.
-        let _ = write!(out, "{:>6}\t{line}", first + i);
+        // Written into `out` itself: no string per line, no formatting machinery.
+        push_line_number(out, first + i);
+        out.push('\t');
+        out.push_str(line);
     }
 }
 
@@ -115,11 +173,12 @@ fn is_listed(name: &str) -> bool {
     !name.starts_with('.') && name != "node_modules"
 }
 
+/// A file or folder of a listing, its name borrowed from the listed paths.
 #[derive(Default)]
-struct Node {
+struct Node<'a> {
     size: u64,
     is_dir: bool,
-    children: BTreeMap<String, Node>,
+    children: BTreeMap<&'a str, Node<'a>>,
 }
 
 /// The listing of a directory, two levels deep, from every file below it.
@@ -151,35 +210,38 @@ pub(crate) fn listing(dir: &MemoryPath, files: &[FileMeta]) -> String {
             let Some(segment) = segments.next() else {
                 break;
             };
-            if !node.children.contains_key(segment) {
-                node.children.insert(segment.to_owned(), Node::default());
-            }
-            let Some(child) = node.children.get_mut(segment) else {
-                break;
-            };
-            node = child;
+            node = node.children.entry(segment).or_default();
             node.size += file.size;
             node.is_dir |= segments.peek().is_some();
         }
     }
-    let mut out = format!(
-        "Here're the files and directories up to 2 levels deep in {dir}, excluding hidden items and node_modules:\n{}\t{dir}",
-        format_size(root.size)
-    );
-    // BTreeMap<String, _> iterates in byte order, which is UTF-8 byte order.
+    let mut out = String::with_capacity(160 + files.len() * (dir.as_str().len() + 32));
+    out.push_str("Here're the files and directories up to 2 levels deep in ");
+    out.push_str(dir.as_str());
+    out.push_str(", excluding hidden items and node_modules:\n");
+    push_size(&mut out, root.size);
+    out.push('\t');
+    out.push_str(dir.as_str());
+    let line = |out: &mut String, size: u64, names: &[&str], slash: bool| {
+        out.push('\n');
+        push_size(out, size);
+        out.push('\t');
+        out.push_str(dir.as_str());
+        for name in names {
+            out.push('/');
+            out.push_str(name);
+        }
+        if slash {
+            out.push('/');
+        }
+    };
+    // A BTreeMap of `str` keys iterates in byte order, which is UTF-8 byte order.
     for (name, child) in root.children.iter().filter(|(n, _)| is_listed(n)) {
+        line(&mut out, child.size, &[name], child.is_dir);
         if child.is_dir {
-            let _ = write!(out, "\n{}\t{dir}/{name}/", format_size(child.size));
             for (grand_name, grand) in child.children.iter().filter(|(n, _)| is_listed(n)) {
-                let slash = if grand.is_dir { "/" } else { "" };
-                let _ = write!(
-                    out,
-                    "\n{}\t{dir}/{name}/{grand_name}{slash}",
-                    format_size(grand.size)
-                );
+                line(&mut out, grand.size, &[name, grand_name], grand.is_dir);
             }
-        } else {
-            let _ = write!(out, "\n{}\t{dir}/{name}", format_size(child.size));
         }
     }
     out
@@ -222,6 +284,44 @@ mod tests {
             (3 << 40, "3072G"),
         ] {
             assert_eq!(format_size(n), want, "{n}");
+        }
+    }
+
+    /// The integer rounding gives what `{:.1}` of the float gives, for every value near a
+    /// rounding boundary of each unit and a spread of others.
+    #[test]
+    fn sizes_match_the_float_formatting() {
+        let float = |bytes: u64| {
+            let exponent = ((63 - bytes.leading_zeros()) / 10).min(3);
+            let unit = ["B", "K", "M", "G"][exponent as usize];
+            let divisor = 1u64 << (10 * exponent);
+            if bytes.is_multiple_of(divisor) {
+                format!("{}{unit}", bytes / divisor)
+            } else {
+                format!("{:.1}{unit}", bytes as f64 / divisor as f64)
+            }
+        };
+        let mut values: Vec<u64> = (1..5000).collect();
+        for exponent in 1..4u32 {
+            let divisor = 1u64 << (10 * exponent);
+            for whole in [1u64, 2, 7, 99, 1023, 5000] {
+                for tenth in 0..10u64 {
+                    // Around each half tenth: the ties and their neighbours.
+                    let tie = whole * divisor + (2 * tenth + 1) * divisor / 20;
+                    values.extend(tie.saturating_sub(2)..tie + 3);
+                }
+            }
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (x % 40));
+        }
+        values.extend([(1 << 53) - 1, 1 << 53, (1 << 53) + 1, u64::MAX]);
+        for bytes in values.into_iter().filter(|&b| b > 0) {
+            assert_eq!(format_size(bytes), float(bytes), "{bytes}");
         }
     }
 

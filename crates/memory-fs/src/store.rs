@@ -603,9 +603,7 @@ impl Store {
         let Some(fd) = self.open_dir_for_walk(dir)? else {
             return Ok(true);
         };
-        let mut path = String::with_capacity(256);
-        path.push_str(dir.as_str());
-        self.walk_fd(fd, dir, &mut path, with_info, visit)
+        self.walk_fd(fd, dir, with_info, visit)
     }
 
     /// A readable handle on the real folder `dir`, or `None` if it is not there.
@@ -648,14 +646,14 @@ impl Store {
         &self,
         fd: OwnedFd,
         dir: &MemoryPath,
-        path: &mut String,
         with_info: bool,
         visit: &mut dyn FnMut(MemoryPath, Option<FileInfo>) -> bool,
     ) -> Result<bool, FsError> {
-        let mut entries =
-            rustix::fs::Dir::new(fd).map_err(|e| FsError::io("list", dir, e.into()))?;
-        let base_len = path.len();
-        while let Some(entry) = entries.read() {
+        // Entries are read into one buffer per folder (`Dir` would allocate a name per entry);
+        // 8 KiB holds the longest entry many times over.
+        let mut buffer = Vec::with_capacity(8192);
+        let mut entries = rustix::fs::RawDir::new(&fd, buffer.spare_capacity_mut());
+        while let Some(entry) = entries.next() {
             let entry = match entry {
                 Ok(entry) => entry,
                 // The folder was removed while it was read: nothing more in it.
@@ -670,20 +668,16 @@ impl Store {
                 tracing::debug!(dir = %dir, "memory-fs: skipping a name that is not UTF-8");
                 continue;
             };
-            path.truncate(base_len);
-            path.push('/');
-            path.push_str(name);
-            let Ok(child) = MemoryPath::parse(path) else {
+            let Ok(child) = dir.join(name) else {
                 tracing::debug!(dir = %dir, name, "memory-fs: skipping a name no memory path can hold");
                 continue;
             };
-            let dir_fd = entries
-                .fd()
-                .map_err(|e| FsError::io("list", dir, e.into()))?;
+            let dir_fd = fd.as_fd();
+            let c_name = entry.file_name();
             let mut file_type = entry.file_type();
             let mut info = None;
             if file_type == FileType::Unknown || (with_info && file_type == FileType::RegularFile) {
-                let st = match rustix::fs::statat(dir_fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                let st = match rustix::fs::statat(dir_fd, c_name, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(st) => st,
                     Err(Errno::NOENT | Errno::NOTDIR) => continue,
                     Err(e) => return Err(FsError::io("stat", &child, e.into())),
@@ -695,7 +689,7 @@ impl Store {
                 FileType::Directory => {
                     let sub = match rustix::fs::openat(
                         dir_fd,
-                        name,
+                        c_name,
                         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                         Mode::empty(),
                     ) {
@@ -704,7 +698,7 @@ impl Store {
                         Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => continue,
                         Err(e) => return Err(FsError::io("list", &child, e.into())),
                     };
-                    if !self.walk_fd(sub, &child, path, with_info, visit)? {
+                    if !self.walk_fd(sub, &child, with_info, visit)? {
                         return Ok(false);
                     }
                 }
@@ -714,7 +708,6 @@ impl Store {
                 _ => {}
             }
         }
-        path.truncate(base_len);
         Ok(true)
     }
 
@@ -952,7 +945,7 @@ impl Store {
             }
             true
         })?;
-        out.sort_by(|a, b| a.path.as_str().cmp(b.path.as_str()));
+        out.sort_unstable_by(|a, b| a.path.as_str().cmp(b.path.as_str()));
         Ok(out)
     }
 
@@ -1793,7 +1786,7 @@ mod tests {
             std::fs::read(memories.join("a.md/inner.md")).unwrap(),
             b"inner"
         );
-        assert_eq!(names_in(&dir.path().join(TEMP_DIR)), [temp.clone()]);
+        assert_eq!(names_in(&dir.path().join(TEMP_DIR)), std::slice::from_ref(&temp));
         assert_eq!(
             std::fs::read(dir.path().join(TEMP_DIR).join(&temp)).unwrap(),
             b"new"
