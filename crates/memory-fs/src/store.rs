@@ -258,6 +258,22 @@ fn create_private_dirs(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether the process's umask may take bits off the modes the store creates files and
+/// folders with ([`FILE_MODE`], [`DIR_MODE`]), so that each needs a `chmod` after creation.
+/// Read once, from `/proc/self/status` (asking `umask` itself would change it for a moment
+/// under every other thread); `true` when it cannot be read. A umask changed later can only
+/// narrow a mode, never widen it.
+fn umask_narrows_modes() -> bool {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return true;
+    };
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Umask:"))
+        .and_then(|value| u32::from_str_radix(value.trim(), 8).ok())
+        .is_none_or(|umask| umask & (FILE_MODE | DIR_MODE) != 0)
+}
+
 fn std_perms(mode: u32) -> std::fs::Permissions {
     std::fs::Permissions::from_mode(mode)
 }
@@ -297,6 +313,8 @@ pub(crate) struct Store {
     /// RESOLVE_NO_SYMLINKS`); otherwise, or when the kernel refuses it, every ancestor is
     /// checked without following links and cap-std opens the path.
     openat2: AtomicBool,
+    /// Whether created files and folders need a `chmod` ([`umask_narrows_modes`]).
+    chmod_after_create: bool,
     /// Whether files are replaced by exchanging names (see [`Store::replace`]); cleared when
     /// the file system refuses `RENAME_EXCHANGE`.
     exchange: AtomicBool,
@@ -430,6 +448,7 @@ impl Store {
             count_stale: AtomicBool::new(false),
             seen_count: AtomicUsize::new(usize::MAX),
             openat2: AtomicBool::new(true),
+            chmod_after_create: umask_narrows_modes(),
             exchange: AtomicBool::new(true),
             options,
         };
@@ -489,6 +508,7 @@ impl Store {
             count_stale: AtomicBool::new(true),
             seen_count: AtomicUsize::new(usize::MAX),
             openat2: AtomicBool::new(true),
+            chmod_after_create: umask_narrows_modes(),
             exchange: AtomicBool::new(true),
             options,
         };
@@ -962,13 +982,15 @@ impl Store {
             let r = rel(&ancestor)?;
             match self.root.create_dir_with(&r, &builder) {
                 Ok(()) => {
-                    // Explicitly, whatever the umask did to the mode given at creation.
-                    self.root
-                        .set_permissions(
-                            &r,
-                            cap_std::fs::Permissions::from_std(std_perms(DIR_MODE)),
-                        )
-                        .map_err(|e| FsError::io("chmod folder", &ancestor, e))?;
+                    // Explicitly, if the umask took bits off the mode given at creation.
+                    if self.chmod_after_create {
+                        self.root
+                            .set_permissions(
+                                &r,
+                                cap_std::fs::Permissions::from_std(std_perms(DIR_MODE)),
+                            )
+                            .map_err(|e| FsError::io("chmod folder", &ancestor, e))?;
+                    }
                     created.push(ancestor);
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -1295,9 +1317,11 @@ impl Store {
         )
         .map_err(|e| FsError::io("create temporary file for", path, e.into()))?;
         let mut file = std::fs::File::from(fd);
-        // Explicitly, whatever the umask did to the mode given at creation.
-        file.set_permissions(std_perms(FILE_MODE))
-            .map_err(|e| FsError::io("chmod temporary file for", path, e))?;
+        // Explicitly, if the umask took bits off the mode given at creation.
+        if self.chmod_after_create {
+            file.set_permissions(std_perms(FILE_MODE))
+                .map_err(|e| FsError::io("chmod temporary file for", path, e))?;
+        }
         #[cfg(test)]
         if crate::tests::fail_temp_writes() {
             return Err(FsError::io(
@@ -1786,7 +1810,10 @@ mod tests {
             std::fs::read(memories.join("a.md/inner.md")).unwrap(),
             b"inner"
         );
-        assert_eq!(names_in(&dir.path().join(TEMP_DIR)), std::slice::from_ref(&temp));
+        assert_eq!(
+            names_in(&dir.path().join(TEMP_DIR)),
+            std::slice::from_ref(&temp)
+        );
         assert_eq!(
             std::fs::read(dir.path().join(TEMP_DIR).join(&temp)).unwrap(),
             b"new"
