@@ -6,7 +6,8 @@ mix it generates the seeded workload (memory-bench workload), then runs every ru
 RUNS times, each run in a fresh empty folder under --work (one filesystem for all), and the
 floor (memory-bench floor) with as many write + fsync + rename operations as the workload
 has commands that change the store. Runners are interleaved run by run, so that noise on a
-shared machine spreads over all of them.
+shared machine spreads over all of them, and before each timed run the disk is synced
+(untimed), so that no runner pays for the writeback of the one before it.
 
 Each runner is also run RUNS times on an empty input: the median of those is its start-up
 (process start, interpreter and SDK import, opening the store), which is subtracted, so that
@@ -103,6 +104,13 @@ def read_tree(memories: str) -> Dict[str, str]:
     return tree
 
 
+def settle() -> None:
+    """Writes out what earlier runs left dirty (their files, the removal of their folders)
+    before the next timed run, untimed: otherwise a runner pays for the writeback and block
+    discards of the one before it, and the order of runners decides the figures."""
+    os.sync()
+
+
 def run_once(runner: Runner, work: str, tag: str, workload: Optional[str], stats: dict,
              expected_tree: Optional[Dict[str, str]], check_tree: bool,
              setup: Optional[str] = None) -> float:
@@ -127,6 +135,7 @@ def run_once(runner: Runner, work: str, tag: str, workload: Optional[str], stats
                 raise SystemExit(f"{runner.name} failed its setup ({done.returncode}): "
                                  f"{' '.join(argv)}\n{done.stderr.decode(errors='replace')[-2000:]}")
     out_path = os.path.join(work, "last-output.jsonl")
+    settle()
     with open(stdin_path, "rb") as stdin, open(out_path, "wb") as stdout:
         start = time.perf_counter()
         proc = subprocess.run(argv, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, check=False)

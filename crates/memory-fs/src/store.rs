@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::FsOptions;
 use crate::error::FsError;
+use crate::spare::Helper;
 
 /// Mode of every file the store writes.
 pub(crate) const FILE_MODE: u32 = 0o600;
@@ -90,7 +91,7 @@ pub(crate) fn is_temp_name(name: &str) -> bool {
     })
 }
 
-fn temp_name() -> String {
+pub(crate) fn temp_name() -> String {
     // What tells this process apart from every other writer, worked out once (the process id
     // and the time it first wrote); the counter tells this process's names apart.
     static PROCESS: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
@@ -110,6 +111,22 @@ fn temp_name() -> String {
     hasher.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
     let digest = hex::encode(hasher.finalize());
     format!("{}{TEMP_SUFFIX}", &digest[..TEMP_HEX])
+}
+
+/// Creates the empty temporary file `name` in the folder of temporary files `dir`: a new file
+/// (never one already there, never through a link), mode 0600, set again when `chmod`.
+pub(crate) fn create_temp(dir: impl AsFd, name: &str, chmod: bool) -> io::Result<std::fs::File> {
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(FILE_MODE),
+    )?;
+    let file = std::fs::File::from(fd);
+    if chmod {
+        file.set_permissions(std_perms(FILE_MODE))?;
+    }
+    Ok(file)
 }
 
 /// The version of some content: the hex SHA-256 of its bytes.
@@ -315,6 +332,9 @@ pub(crate) struct Store {
     openat2: AtomicBool,
     /// Whether created files and folders need a `chmod` ([`umask_narrows_modes`]).
     chmod_after_create: bool,
+    /// Makes temporary files ahead and removes replaced ones off the writers' path
+    /// ([`crate::spare`]); `None` for a read-only store, or when no thread could be started.
+    helper: Option<Helper>,
     /// Whether files are replaced by exchanging names (see [`Store::replace`]); cleared when
     /// the file system refuses `RENAME_EXCHANGE`.
     exchange: AtomicBool,
@@ -439,7 +459,7 @@ impl Store {
         )
         .map_err(|e| open_err(e.into()))?;
         let count = std::fs::File::from(count);
-        let store = Store {
+        let mut store = Store {
             base: base.to_path_buf(),
             root,
             temp,
@@ -449,6 +469,7 @@ impl Store {
             seen_count: AtomicUsize::new(usize::MAX),
             openat2: AtomicBool::new(true),
             chmod_after_create: umask_narrows_modes(),
+            helper: None,
             exchange: AtomicBool::new(true),
             options,
         };
@@ -467,6 +488,14 @@ impl Store {
             let files = store.recount()?;
             tracing::debug!(base = %base.display(), files, "memory-fs: counted the files");
         }
+        store.helper = store
+            .temp
+            .as_fd()
+            .try_clone_to_owned()
+            .ok()
+            .and_then(|temp| {
+                Helper::start(temp, store.chmod_after_create, store.options.stale_temp_age)
+            });
         Ok(store)
     }
 
@@ -509,6 +538,7 @@ impl Store {
             seen_count: AtomicUsize::new(usize::MAX),
             openat2: AtomicBool::new(true),
             chmod_after_create: umask_narrows_modes(),
+            helper: None,
             exchange: AtomicBool::new(true),
             options,
         };
@@ -1256,11 +1286,7 @@ impl Store {
             self.check_write_target(path, mode)?;
             self.check_room(max_files)?;
         }
-        let temp = temp_name();
-        if let Err(e) = self.write_temp(path, &temp, contents) {
-            let _ = rustix::fs::unlinkat(&self.temp, &temp, AtFlags::empty());
-            return Err(e.into());
-        }
+        let temp = self.write_temp(path, contents)?;
         let parent = path.parent().unwrap_or_else(MemoryPath::root);
         // Folders this call created for the file, removed again if the write fails.
         let mut created = Vec::new();
@@ -1306,22 +1332,34 @@ impl Store {
         Ok(Attempt::Retry)
     }
 
-    /// Writes and syncs the temporary file `temp` (a single name in the folder of temporary
-    /// files, created there, never opened through a link).
-    fn write_temp(&self, path: &MemoryPath, temp: &str, contents: &[u8]) -> Result<(), FsError> {
-        let fd = rustix::fs::openat(
-            &self.temp,
-            temp,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(FILE_MODE),
-        )
-        .map_err(|e| FsError::io("create temporary file for", path, e.into()))?;
-        let mut file = std::fs::File::from(fd);
-        // Explicitly, if the umask took bits off the mode given at creation.
-        if self.chmod_after_create {
-            file.set_permissions(std_perms(FILE_MODE))
-                .map_err(|e| FsError::io("chmod temporary file for", path, e))?;
+    /// Writes and syncs a temporary file holding `contents` (one made ahead by the helper, or
+    /// one created here) and returns its name in the folder of temporary files. A failed write
+    /// removes its file.
+    fn write_temp(&self, path: &MemoryPath, contents: &[u8]) -> Result<String, FsError> {
+        let (temp, mut file) = match self.helper.as_ref().and_then(Helper::take) {
+            Some(spare) => (spare.name, spare.file),
+            None => {
+                let temp = temp_name();
+                let file = create_temp(&self.temp, &temp, self.chmod_after_create)
+                    .map_err(|e| FsError::io("create temporary file for", path, e))?;
+                (temp, file)
+            }
+        };
+        match self.fill_temp(path, &mut file, contents) {
+            Ok(()) => Ok(temp),
+            Err(e) => {
+                let _ = rustix::fs::unlinkat(&self.temp, &temp, AtFlags::empty());
+                Err(e)
+            }
         }
+    }
+
+    fn fill_temp(
+        &self,
+        path: &MemoryPath,
+        file: &mut std::fs::File,
+        contents: &[u8],
+    ) -> Result<(), FsError> {
         #[cfg(test)]
         if crate::tests::fail_temp_writes() {
             return Err(FsError::io(
@@ -1337,8 +1375,7 @@ impl Store {
             SyncMode::Data => file.sync_data(),
             SyncMode::None => Ok(()),
         }
-        .map_err(|e| FsError::io("sync temporary file for", path, e))?;
-        Ok(())
+        .map_err(|e| FsError::io("sync temporary file for", path, e))
     }
 
     /// A real folder of the store, opened readable (for `fsync`) without following any link:
@@ -1404,27 +1441,26 @@ impl Store {
     fn replace(&self, temp: &str, folder: BorrowedFd<'_>, name: &str) -> Result<(), Errno> {
         if self.exchange.load(Ordering::Relaxed) {
             match rustix::fs::renameat_with(&self.temp, temp, folder, name, RenameFlags::EXCHANGE) {
-                Ok(()) => match rustix::fs::unlinkat(&self.temp, temp, AtFlags::empty()) {
-                    // (Already gone: another process's open took it for a stale file.)
-                    Ok(()) | Err(Errno::NOENT) => return Ok(()),
-                    // A folder was at the target (put there by a writer that ignores the
-                    // lock): put it back; the `rename` below refuses to replace it.
-                    Err(Errno::ISDIR) => {
-                        rustix::fs::renameat_with(
-                            &self.temp,
-                            temp,
-                            folder,
-                            name,
-                            RenameFlags::EXCHANGE,
-                        )?;
-                    }
-                    Err(e) => {
-                        // The new file is in place; the old one stays behind as a stale
-                        // temporary file for a later open to remove.
-                        tracing::warn!(error = %e, "memory-fs: cannot remove a replaced file");
+                Ok(()) => {
+                    // `temp` now names what was at the target: a file, unless a writer that
+                    // ignores the lock put a folder there. A folder is put back (the `rename`
+                    // below refuses to replace it).
+                    let folder_swapped_out =
+                        rustix::fs::statat(&self.temp, temp, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(
+                            |st| FileType::from_raw_mode(st.st_mode) == FileType::Directory,
+                        );
+                    if !folder_swapped_out {
+                        self.remove_replaced(temp);
                         return Ok(());
                     }
-                },
+                    rustix::fs::renameat_with(
+                        &self.temp,
+                        temp,
+                        folder,
+                        name,
+                        RenameFlags::EXCHANGE,
+                    )?;
+                }
                 Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
                     self.exchange.store(false, Ordering::Relaxed);
                 }
@@ -1433,6 +1469,22 @@ impl Store {
             }
         }
         rustix::fs::renameat(&self.temp, temp, folder, name)
+    }
+
+    /// Removes the temporary file `temp`, which holds a file a write replaced: by the helper
+    /// thread where there is one (a write need not wait for it), else here.
+    fn remove_replaced(&self, temp: &str) {
+        if let Some(helper) = &self.helper {
+            helper.remove(temp.to_owned());
+            return;
+        }
+        match rustix::fs::unlinkat(&self.temp, temp, AtFlags::empty()) {
+            // (Already gone: another process's open took it for a stale file.)
+            Ok(()) | Err(Errno::NOENT) => {}
+            // The new file is in place; the old one stays behind as a stale temporary file
+            // for a later open to remove.
+            Err(e) => tracing::warn!(error = %e, "memory-fs: cannot remove a replaced file"),
+        }
     }
 
     /// Under the lock: checks the target again and moves the temporary file into place, in
@@ -1782,6 +1834,8 @@ mod tests {
                 .write(&path, b"three", &WriteMode::Update(version))
                 .unwrap();
             assert_eq!(store.read(&path).unwrap().contents, b"three");
+            // Closed, so that the helper has removed the replaced files and its own.
+            drop(store);
             assert!(
                 names_in(&dir.path().join(TEMP_DIR)).is_empty(),
                 "{exchange}"
@@ -1795,7 +1849,9 @@ mod tests {
     #[test]
     fn a_folder_at_the_target_is_never_exchanged_away() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path(), FsOptions::default().fsync(false)).unwrap();
+        let mut store = Store::open(dir.path(), FsOptions::default().fsync(false)).unwrap();
+        // Without the helper, whose files made ahead would be in the folder too.
+        store.helper = None;
         let memories = dir.path().join("memories");
         std::fs::create_dir_all(memories.join("a.md")).unwrap();
         std::fs::write(memories.join("a.md/inner.md"), b"inner").unwrap();

@@ -164,8 +164,12 @@ async fn temporary_files_live_outside_memories_and_stale_ones_are_cleaned() {
                 .unwrap();
         }
         assert_eq!(tree(&memories), ["d/", "d/f.md"]);
-        assert!(tree(&temps).is_empty(), "{:?}", tree(&temps));
+        // Open, the folder holds at most the few empty files the helper makes ahead and the
+        // replaced files it has yet to remove.
+        assert!(tree(&temps).len() <= 4 + 20, "{:?}", tree(&temps));
     }
+    // Closed: nothing.
+    assert!(tree(&temps).is_empty(), "{:?}", tree(&temps));
     // A crash left temporary files in the folder of temporary files: an old one and a young
     // one; a file of another name there is not the store's and stays.
     for (name, age) in [(STALE_TEMP, 3600), (FRESH_TEMP, 0), ("notes.txt", 3600)] {
@@ -178,11 +182,11 @@ async fn temporary_files_live_outside_memories_and_stale_ones_are_cleaned() {
     )
     .unwrap();
     assert_eq!(listed(&storage).await, ["/memories/d/f.md"]);
+    drop(storage);
     assert_eq!(tree(&temps).len(), 3, "younger than a day: all kept");
     // Opening with the default age removes the stale one and keeps the young one (it may
     // belong to a writer still running in another process).
-    drop(storage);
-    let _storage = FsStorage::new(dir.path()).unwrap();
+    drop(FsStorage::new(dir.path()).unwrap());
     assert_eq!(tree(&temps), [FRESH_TEMP, "notes.txt"]);
     assert_eq!(tree(&memories), ["d/", "d/f.md"]);
 }
