@@ -355,6 +355,16 @@ mod tests {
         MemoryPath::parse(raw).unwrap()
     }
 
+    /// The names in one folder, sorted.
+    pub(crate) fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
     fn files_on_disk(dir: &Path) -> Vec<String> {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(dir).unwrap() {

@@ -186,15 +186,7 @@ mod tests {
     use std::os::fd::AsFd;
 
     use super::*;
-
-    fn names(dir: &std::path::Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        names
-    }
+    use crate::tests::names_in as names;
 
     fn start(dir: &std::path::Path) -> Helper {
         let folder = std::fs::File::open(dir).unwrap();

@@ -1764,6 +1764,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::names_in;
 
     #[test]
     fn temp_names_are_recognised_and_unique() {
@@ -1808,15 +1809,6 @@ mod tests {
         assert_eq!(read_whole(&mut open(), 64).unwrap(), b"hello world");
         // Grown from empty since: everything.
         assert_eq!(read_whole(&mut open(), 0).unwrap(), b"hello world");
-    }
-
-    fn names_in(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        names
     }
 
     /// A replaced file is gone once the write returns, by name exchange or by `rename`.
