@@ -877,10 +877,13 @@ impl Store {
         if !self.openat2.load(Ordering::Relaxed) {
             return Ok(Beneath::Walk);
         }
-        let r = rel(path)?;
+        // A memory path below the root is plain names joined by `/` (what `MemoryPath`
+        // guarantees, and `rel` checks for the other ways of opening): its relative text is
+        // the path to resolve, with nothing to build.
+        let r = if path.is_root() { "." } else { path.relative() };
         match rustix::fs::openat2(
             &self.root,
-            &r,
+            r,
             flags | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
             BENEATH,
