@@ -14,9 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rustix::fs::AtFlags;
-
-use crate::store::{create_temp, temp_name};
+use crate::store::{create_temp, remove_temp, temp_name};
 
 /// How many empty files are kept ready: enough for a burst of writers in one process.
 const READY: usize = 4;
@@ -116,15 +114,14 @@ impl Helper {
     /// Removes the temporary file `name` (a file a write replaced): on the helper thread, or
     /// here when its queue is full.
     pub(crate) fn remove(&self, name: String) {
-        let job = match &self.jobs {
-            Some(jobs) => match jobs.try_send(Job::Remove(name)) {
-                Ok(()) => return,
-                Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => job,
-            },
-            None => Job::Remove(name),
+        let Some(jobs) = &self.jobs else {
+            return remove_temp(&*self.temp, &name);
         };
-        if let Job::Remove(name) = job {
-            remove(&self.temp, &name);
+        if let Err(
+            TrySendError::Full(Job::Remove(name)) | TrySendError::Disconnected(Job::Remove(name)),
+        ) = jobs.try_send(Job::Remove(name))
+        {
+            remove_temp(&*self.temp, &name);
         }
     }
 
@@ -146,18 +143,10 @@ impl Drop for Helper {
     }
 }
 
-fn remove(temp: &OwnedFd, name: &str) {
-    if let Err(e) = rustix::fs::unlinkat(temp, name, AtFlags::empty()) {
-        // Gone already (another process's open took it for stale) or not removable: a
-        // later open removes what is left.
-        tracing::debug!(error = %e, name, "memory-fs: cannot remove a replaced file");
-    }
-}
-
 fn run(temp: &OwnedFd, chmod: bool, ready: &Mutex<Vec<Spare>>, queue: &Receiver<Job>) {
     while let Ok(job) = queue.recv() {
         match job {
-            Job::Remove(name) => remove(temp, &name),
+            Job::Remove(name) => remove_temp(temp, &name),
             Job::Make => {
                 if lock(ready).len() >= READY {
                     continue;
@@ -177,7 +166,7 @@ fn run(temp: &OwnedFd, chmod: bool, ready: &Mutex<Vec<Spare>>, queue: &Receiver<
         }
     }
     for spare in lock(ready).drain(..) {
-        remove(temp, &spare.name);
+        remove_temp(temp, &spare.name);
     }
 }
 

@@ -129,6 +129,16 @@ pub(crate) fn create_temp(dir: impl AsFd, name: &str, chmod: bool) -> io::Result
     Ok(file)
 }
 
+/// Removes the temporary file `name` from the folder of temporary files `dir`. A file already
+/// gone is fine (another process's open took it for stale); one that cannot be removed stays
+/// behind as a stale temporary file for a later open to remove.
+pub(crate) fn remove_temp(dir: impl AsFd, name: &str) {
+    match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => {}
+        Err(e) => tracing::warn!(error = %e, name, "memory-fs: cannot remove a temporary file"),
+    }
+}
+
 /// The version of some content: the hex SHA-256 of its bytes.
 pub(crate) fn version_of(contents: &[u8]) -> Version {
     Version::new(hex::encode(Sha256::digest(contents)))
@@ -537,7 +547,8 @@ impl Store {
             count_stale: AtomicBool::new(true),
             seen_count: AtomicUsize::new(usize::MAX),
             openat2: AtomicBool::new(true),
-            chmod_after_create: umask_narrows_modes(),
+            // It creates nothing, so the umask does not matter.
+            chmod_after_create: false,
             helper: None,
             exchange: AtomicBool::new(true),
             options,
@@ -1477,16 +1488,9 @@ impl Store {
     /// Removes the temporary file `temp`, which holds a file a write replaced: by the helper
     /// thread where there is one (a write need not wait for it), else here.
     fn remove_replaced(&self, temp: &str) {
-        if let Some(helper) = &self.helper {
-            helper.remove(temp.to_owned());
-            return;
-        }
-        match rustix::fs::unlinkat(&self.temp, temp, AtFlags::empty()) {
-            // (Already gone: another process's open took it for a stale file.)
-            Ok(()) | Err(Errno::NOENT) => {}
-            // The new file is in place; the old one stays behind as a stale temporary file
-            // for a later open to remove.
-            Err(e) => tracing::warn!(error = %e, "memory-fs: cannot remove a replaced file"),
+        match &self.helper {
+            Some(helper) => helper.remove(temp.to_owned()),
+            None => remove_temp(&self.temp, temp),
         }
     }
 
@@ -1814,7 +1818,7 @@ mod tests {
         assert_eq!(read_whole(&mut open(), 0).unwrap(), b"hello world");
     }
 
-    /// A replaced file is gone once the write returns, by name exchange or by `rename`.
+    /// A replaced file is gone once the store closes, by name exchange or by `rename`.
     #[test]
     fn replacing_a_file_leaves_no_old_file_behind() {
         for exchange in [true, false] {
