@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use common::serve::{Server, try_serve};
 use common::{answers_of, exec_command, exec_lines, feed_and_wait, line};
 use serde_json::{Value, json};
 
@@ -142,42 +143,10 @@ fn eight_processes_inserting_into_one_file_lose_nothing() {
     assert_eq!(content.lines().count(), 1 + PROCESSES * INSERTS_PER_PROCESS);
 }
 
-/// Starts `memory serve --db DB`; its address, or its exit status and standard error when it
-/// does not start.
-fn serve(db: &str) -> Result<(Child, String), (i32, String)> {
-    let mut server = Command::new(common::MEMORY)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--no-console",
-            "--db",
-            db,
-        ])
-        .env_remove("MEMORY_STORES_DB")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    match common::serve::listening_address(&mut server) {
-        Ok(addr) => Ok((server, addr)),
-        Err(_) => {
-            let status = server.wait().unwrap();
-            let mut err = String::new();
-            server
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            Err((status.code().unwrap_or(-1), err))
-        }
-    }
-}
-
-fn stop(mut server: Child) {
-    let _ = Command::new("kill").arg(server.id().to_string()).status();
-    let _ = server.wait();
+/// Stops the server the way an operator does (SIGTERM), and waits for it.
+fn stop(mut server: Server) {
+    let _ = Command::new("kill").arg(server.0.id().to_string()).status();
+    let _ = server.0.wait();
 }
 
 /// One HTTP request; the status and the JSON body (null when the body is not JSON).
@@ -195,7 +164,7 @@ fn an_unreachable_database_is_exit_2_naming_host_and_port_never_the_password() {
         .unwrap()
         .port();
     let secret = "s3cret-Pa55word";
-    let (code, err) = serve(&format!(
+    let (code, err) = try_serve(&format!(
         "postgres://memory:{secret}@127.0.0.1:{port}/memory_test?connect_timeout=2s"
     ))
     .expect_err("memory serve started without its database");
@@ -204,7 +173,7 @@ fn an_unreachable_database_is_exit_2_naming_host_and_port_never_the_password() {
     assert!(!err.contains(secret), "the password is shown: {err}");
     // A wrong password: refused, and not shown either.
     let wrong = pg_url().replacen(&password(), secret, 1);
-    let (code, err) = serve(&wrong).expect_err("started with a wrong password");
+    let (code, err) = try_serve(&wrong).expect_err("started with a wrong password");
     assert_eq!(code, 2, "{err}");
     assert!(!err.contains(secret) && !err.contains(&password()), "{err}");
 }
@@ -213,7 +182,7 @@ fn an_unreachable_database_is_exit_2_naming_host_and_port_never_the_password() {
 fn a_schema_newer_than_the_binary_is_refused_saying_which_versions() {
     let schema = unique("newer");
     let db = with_options(&format!("schema={schema}"));
-    let (server, _) = serve(&db).expect("memory serve on a new schema");
+    let (server, _) = try_serve(&db).expect("memory serve on a new schema");
     stop(server);
     let (rt, client) = admin();
     rt.block_on(client.execute(
@@ -221,7 +190,7 @@ fn a_schema_newer_than_the_binary_is_refused_saying_which_versions() {
         &[],
     ))
     .unwrap();
-    let (code, err) = serve(&db).expect_err("memory serve started on a newer schema");
+    let (code, err) = try_serve(&db).expect_err("memory serve started on a newer schema");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("999") && err.contains(&schema), "{err}");
     assert!(
@@ -237,7 +206,7 @@ fn lost_connections_are_http_errors_and_the_server_serves_again() {
     let db = with_options(&format!(
         "schema=cli_serve&application_name={app}&pool_size=4"
     ));
-    let (server, addr) = serve(&db).expect("memory serve");
+    let (server, addr) = try_serve(&db).expect("memory serve");
     let (status, store) = http(&addr, "POST", "/v1/memory_stores", r#"{"name":"Cut"}"#);
     assert_eq!(status, 200, "{store}");
     let sid = store["id"].as_str().unwrap().to_owned();
@@ -375,7 +344,7 @@ fn the_log_never_shows_the_password() {
 #[test]
 fn memory_store_reads_the_stores_memory_serve_keeps_in_postgres() {
     let db = with_options(&format!("schema={}", unique("admin")));
-    let (server, addr) = serve(&db).expect("memory serve on PostgreSQL");
+    let (server, addr) = try_serve(&db).expect("memory serve on PostgreSQL");
     let (status, store) = http(&addr, "POST", "/v1/memory_stores", r#"{"name":"pg admin"}"#);
     assert_eq!(status, 200, "{store}");
     let sid = store["id"].as_str().unwrap().to_owned();

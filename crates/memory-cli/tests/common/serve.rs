@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::MEMORY;
 
 /// A running `memory serve`, killed when dropped.
+#[derive(Debug)]
 pub struct Server(pub Child);
 
 impl Drop for Server {
@@ -21,6 +22,12 @@ impl Drop for Server {
 
 /// `memory serve --db DB` (no console) on a free loopback port, and its address.
 pub fn serve(db: &str) -> (Server, String) {
+    try_serve(db)
+        .unwrap_or_else(|(code, err)| panic!("memory serve did not start (exit {code}): {err}"))
+}
+
+/// [`serve`], or, when the server does not start, its exit code and standard error.
+pub fn try_serve(db: &str) -> Result<(Server, String), (i32, String)> {
     let mut child = Command::new(MEMORY)
         .args([
             "serve",
@@ -32,12 +39,27 @@ pub fn serve(db: &str) -> (Server, String) {
         ])
         .env_remove("MEMORY_STORES_DB")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let addr = listening_address(&mut child)
-        .unwrap_or_else(|first| panic!("memory serve did not start: {first}"));
-    (Server(child), addr)
+    if let Ok(addr) = listening_address(&mut child) {
+        // Its log is read and dropped on a thread of its own, so a full pipe never stalls it.
+        let mut log = child
+            .stderr
+            .take()
+            .expect("the server's standard error is piped");
+        std::thread::spawn(move || std::io::copy(&mut log, &mut std::io::sink()));
+        return Ok((Server(child), addr));
+    }
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("the server's standard error is piped")
+        .read_to_string(&mut err)
+        .unwrap();
+    Err((status.code().unwrap_or(-1), err))
 }
 
 /// The address `memory serve` prints on its first line of standard output (which must be
