@@ -207,9 +207,10 @@ def main() -> int:
         Runner("memory fs sync=none", [m, "exec", "--store", "file:{root}?sync=none"],
                files_in_sdk_layout=True),
         Runner("memory sqlite sync=none", [m, "exec", "--store", "sqlite:{root}/memory.db?sync=none"]),
-        # The search index's words written by the next search instead of by each write.
-        Runner("memory sqlite sync=none index_on_write=false",
-               [m, "exec", "--store", "sqlite:{root}/memory.db?sync=none&index_on_write=false"]),
+        # The search index's words written by each write in its own transaction, instead of
+        # by the writer thread in batches (the default, index=batched).
+        Runner("memory sqlite sync=none index=write",
+               [m, "exec", "--store", "sqlite:{root}/memory.db?sync=none&index=write"]),
     ]
     pg = os.environ.get("MEMORY_TEST_POSTGRES_URL")
     if pg:

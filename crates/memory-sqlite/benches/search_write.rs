@@ -4,13 +4,16 @@
 //! so the figures are the work and not the disk's flush, each write's contents differing from
 //! the last (two notes in turn, so every write changes the file's words):
 //!
-//! - `write/indexed`: the default, the file's words put in the FTS5 table in the write's own
-//!   transaction;
-//! - `write/deferred`: [`SqliteOptions::index_on_write`] off, the row only marked for the next
-//!   search to index;
+//! - `write/indexed`: [`IndexMode::Write`], the file's words put in the FTS5 table in the
+//!   write's own transaction;
+//! - `write/batched`: the default [`IndexMode::Batched`], the row marked and indexed by the
+//!   writer thread once per [`INDEX_BATCH`](memory_sqlite::INDEX_BATCH) writes (here the same
+//!   file each time, so once per batch);
+//! - `write/deferred`: [`IndexMode::Search`], the row only marked for the next search to
+//!   index;
 //! - `write/no-search`: the same with the search triggers dropped from the file, so the write
 //!   is what it was before the store had search (schema 3): the baseline;
-//! - `write/same-bytes`: the default, rewriting the bytes already there (the search table is
+//! - `write/same-bytes`: [`IndexMode::Write`], rewriting the bytes already there (the search table is
 //!   left alone: the row's words are still right).
 //!
 //! `cargo bench -p memory-sqlite --bench search_write`. The machine is shared, so timings are
@@ -27,7 +30,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use memory_core::conformance::notes;
 use memory_core::{MemoryPath, Storage, WriteMode};
-use memory_sqlite::{SqliteOptions, SqliteStorage, SyncMode};
+use memory_sqlite::{IndexMode, SqliteOptions, SqliteStorage, SyncMode};
 
 /// About 400 bytes of words (the notes memory-search's bench searches).
 fn note(i: usize) -> String {
@@ -39,16 +42,18 @@ fn path(i: usize) -> MemoryPath {
 }
 
 /// The cases, each a store and whether its writes alternate contents.
-const CASES: &[&str] = &["indexed", "deferred", "no-search", "same-bytes"];
+const CASES: &[&str] = &["indexed", "batched", "deferred", "no-search", "same-bytes"];
 
 fn open(dir: &Path, case: &str, rt: &tokio::runtime::Runtime) -> SqliteStorage {
     let db = dir.join(format!("{case}.db"));
-    let index = !matches!(case, "deferred" | "no-search");
+    let index = match case {
+        "indexed" | "same-bytes" => IndexMode::Write,
+        "batched" => IndexMode::Batched,
+        _ => IndexMode::Search,
+    };
     let store = SqliteStorage::open_with(
         &db,
-        SqliteOptions::default()
-            .sync(SyncMode::None)
-            .index_on_write(index),
+        SqliteOptions::default().sync(SyncMode::None).index(index),
     )
     .expect("a database");
     rt.block_on(async {
@@ -61,7 +66,7 @@ fn open(dir: &Path, case: &str, rt: &tokio::runtime::Runtime) -> SqliteStorage {
     });
     if case == "no-search" {
         // What a write was before search: no trigger marks its row. (The library never
-        // touches the search tables in a write with `index_on_write` off.)
+        // touches the search tables in a write with `IndexMode::Search`.)
         rusqlite::Connection::open(&db)
             .and_then(|c| {
                 c.execute_batch(

@@ -7,11 +7,12 @@ mod error;
 mod options;
 mod pool;
 mod schema;
+mod search;
 mod storage;
 mod url;
 mod writer;
 
-pub use options::{SqliteOptions, SyncMode};
+pub use options::{INDEX_BATCH, INDEX_IDLE, IndexMode, SqliteOptions, SyncMode};
 pub use storage::SqliteStorage;
 pub use url::{SqliteOpenError, URL_OPTIONS, sqlite_url_path};
 

@@ -54,15 +54,11 @@ pub struct SqliteOptions {
     /// beside it) it is read as immutable, so SQLite creates no `-wal` or `-shm` file either;
     /// a database another process has open is read through its write-ahead log as usual.
     pub read_only: bool,
-    /// Whether each write puts its file's words in the search index in the write's own
-    /// transaction (default `true`), so a search right after finds it at once. With `false`,
-    /// a write only leaves its row marked for indexing (the schema's triggers mark every
-    /// changed row, as they do for writes by other programs) and the next
-    /// [`search`](memory_core::Storage::search) indexes every marked row before it runs: the
-    /// search finds the same files either way, writes cost about what they would with no
-    /// search at all, and the first search after many writes pays for indexing them. For bulk
-    /// imports, and for stores written far more often than searched.
-    pub index_on_write: bool,
+    /// When a written file's words go into the search index (default
+    /// [`IndexMode::Batched`]). Every mode finds the same files: a search first indexes every
+    /// row still marked, so a search right after a write finds it. The modes differ only in
+    /// who pays for the index, and when.
+    pub index: IndexMode,
 }
 
 impl Default for SqliteOptions {
@@ -73,7 +69,7 @@ impl Default for SqliteOptions {
             sync: SyncMode::Full,
             inline_reads: true,
             read_only: false,
-            index_on_write: true,
+            index: IndexMode::Batched,
         }
     }
 }
@@ -109,10 +105,70 @@ impl SqliteOptions {
         self
     }
 
-    /// Sets [`index_on_write`](Self::index_on_write).
-    pub fn index_on_write(mut self, index: bool) -> Self {
-        self.index_on_write = index;
+    /// Sets [`index`](Self::index).
+    pub fn index(mut self, mode: IndexMode) -> Self {
+        self.index = mode;
         self
+    }
+}
+
+/// When [`SqliteStorage`](crate::SqliteStorage) puts a written file's words in its search
+/// index ([`SqliteOptions::index`], the store URL's `index=write|batched|search`).
+///
+/// Each write leaves its row marked for indexing (the schema's triggers mark every changed
+/// row, as they do for writes by other programs), and indexing a marked row clears its mark.
+/// A search indexes every marked row before it runs, so all three modes find the same files.
+///
+/// ```
+/// use memory_sqlite::IndexMode;
+/// assert_eq!("batched".parse::<IndexMode>().unwrap(), IndexMode::Batched);
+/// assert!("later".parse::<IndexMode>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum IndexMode {
+    /// The write indexes its file in its own transaction: the index is never behind, and
+    /// every write pays for it (an FTS5 segment written, and merged later, per write).
+    Write,
+    /// The default. The store's writer thread indexes the marked rows many at a time, in a
+    /// transaction of their own, off the writes' path: after [`INDEX_BATCH`] writes, once no
+    /// write has come for [`INDEX_IDLE`], and when the store closes. A file written many
+    /// times in between is indexed once. The index lags at most that many writes, or that
+    /// long, behind; a search, which indexes what is left first, never sees the lag.
+    #[default]
+    Batched,
+    /// Only a search indexes, first every row marked since the last. Writes cost what they
+    /// would without search; the first search after many writes pays for all of them. For
+    /// bulk imports, and for stores written far more often than searched.
+    Search,
+}
+
+/// Most writes [`IndexMode::Batched`] leaves unindexed before the writer thread indexes them.
+pub const INDEX_BATCH: usize = 64;
+
+/// How long the writer thread of an [`IndexMode::Batched`] store waits without a write before
+/// it indexes the rows written so far.
+pub const INDEX_IDLE: Duration = Duration::from_millis(100);
+
+impl IndexMode {
+    /// What the `index` option accepts, for error messages.
+    pub const EXPECTED: &'static str = "write, batched or search";
+}
+
+impl std::str::FromStr for IndexMode {
+    type Err = memory_core::options::OptionsError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "write" => Ok(IndexMode::Write),
+            "batched" => Ok(IndexMode::Batched),
+            "search" => Ok(IndexMode::Search),
+            other => Err(memory_core::options::OptionsError::InvalidValue {
+                key: "index".to_owned(),
+                value: other.to_owned(),
+                expected: IndexMode::EXPECTED,
+            }),
+        }
     }
 }
 

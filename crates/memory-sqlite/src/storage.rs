@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use memory_core::search::{
-    ParsedQuery, SearchHit, SearchQuery, folded_words, is_searchable, searchable_text, sort_hits,
-};
+use memory_core::search::{SearchHit, SearchQuery};
 use memory_core::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
     WriteMode,
@@ -18,9 +16,10 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::error::{JobError, SqliteError};
-use crate::options::{SqliteOptions, synchronous_pragma};
+use crate::options::{IndexMode, SqliteOptions, synchronous_pragma};
 use crate::pool::{Ctx, Pool};
 use crate::schema;
+use crate::search::{has_stale, index_stale, index_words, search_rows};
 use crate::writer::{Job, Pending, ReadJob, WriteJob, Writer};
 
 /// A memory store in one SQLite database file.
@@ -204,7 +203,11 @@ impl SqliteStorage {
         }
         let mut first = open_file(&path, &ctx, &options)?;
         schema::prepare(&mut first, &ctx, true)?;
-        let writer = Writer::start(open_file(&path, &ctx, &options)?, ctx.clone())?;
+        let writer = Writer::start(
+            open_file(&path, &ctx, &options)?,
+            ctx.clone(),
+            options.index == IndexMode::Batched,
+        )?;
         let connect = {
             let (path, ctx, options) = (path.clone(), ctx.clone(), options.clone());
             Box::new(move || open_file(&path, &ctx, &options))
@@ -226,7 +229,11 @@ impl SqliteStorage {
         let first = open_file_read_only(&path, &ctx, &options)?;
         schema::check_current(&first, &ctx)?;
         // Never sent a write (every change is refused first); a write would fail read-only.
-        let writer = Writer::start(open_file_read_only(&path, &ctx, &options)?, ctx.clone())?;
+        let writer = Writer::start(
+            open_file_read_only(&path, &ctx, &options)?,
+            ctx.clone(),
+            false,
+        )?;
         let connect = {
             let (path, ctx, options) = (path.clone(), ctx.clone(), options.clone());
             Box::new(move || open_file_read_only(&path, &ctx, &options))
@@ -265,7 +272,7 @@ impl SqliteStorage {
         configure(&conn, &ctx, &options)?;
         schema::prepare(&mut conn, &ctx, false)?;
         // The one connection is the database: the writer thread owns it and runs the reads too.
-        let writer = Writer::start(conn, ctx.clone())?;
+        let writer = Writer::start(conn, ctx.clone(), options.index == IndexMode::Batched)?;
         Ok(Self::from_parts(ctx, None, options, None, writer))
     }
 
@@ -377,7 +384,7 @@ impl SqliteStorage {
 
 /// Bounds of the rows strictly below `dir`: `dir/ < path < dir0` (`'0'` follows `'/'`), a range
 /// on the primary-key index that matches whole segments and needs no `LIKE` escaping.
-fn below(dir: &MemoryPath) -> (String, String) {
+pub(crate) fn below(dir: &MemoryPath) -> (String, String) {
     (format!("{dir}/"), format!("{dir}0"))
 }
 
@@ -393,7 +400,7 @@ fn to_time(ms: i64) -> SystemTime {
 
 /// The memory path a row's key names, or `None` for a foreign row: a key that is not a
 /// memory path in its normal form (this crate only ever writes normal forms).
-fn memory_path(raw: &str) -> Option<MemoryPath> {
+pub(crate) fn memory_path(raw: &str) -> Option<MemoryPath> {
     MemoryPath::parse(raw)
         .ok()
         .filter(|path| path.as_str() == raw)
@@ -453,7 +460,7 @@ fn next_version(conn: &Connection, ctx: &Ctx) -> Result<i64, SqliteError> {
     .map_err(|e| ctx.err(e))
 }
 
-fn blob(value: ValueRef<'_>) -> rusqlite::Result<Vec<u8>> {
+pub(crate) fn blob(value: ValueRef<'_>) -> rusqlite::Result<Vec<u8>> {
     match value {
         ValueRef::Blob(b) | ValueRef::Text(b) => Ok(b.to_vec()),
         other => Err(rusqlite::Error::InvalidColumnType(
@@ -517,138 +524,6 @@ fn insert(
     Ok(version)
 }
 
-/// Puts the words of the file at `rowid` in the search table, in the caller's transaction,
-/// and clears the stale mark its write's trigger set. A row with no mark needs nothing: the
-/// triggers mark every new row and every change of contents (schema 5: not a rewrite with
-/// the same bytes), and only this function clears a mark, after writing the words; so an
-/// unmarked row's words are its contents' already. Content that is not UTF-8 (a binary
-/// file, an encrypted store's ciphertext) has no words.
-fn index_words(
-    conn: &Connection,
-    ctx: &Ctx,
-    rowid: i64,
-    contents: &[u8],
-) -> Result<(), SqliteError> {
-    let marked = conn
-        .prepare_cached("DELETE FROM search_stale WHERE id = ?1")
-        .and_then(|mut s| s.execute([rowid]))
-        .map_err(|e| ctx.err(e))?;
-    if marked == 0 {
-        return Ok(());
-    }
-    match searchable_text(contents) {
-        Some(text) => conn
-            .prepare_cached("INSERT OR REPLACE INTO search (rowid, words) VALUES (?1, ?2)")
-            .and_then(|mut s| s.execute(params![rowid, folded_words(text)])),
-        None => conn
-            .prepare_cached("DELETE FROM search WHERE rowid = ?1")
-            .and_then(|mut s| s.execute([rowid])),
-    }
-    .map_err(|e| ctx.err(e))?;
-    Ok(())
-}
-
-/// Whether a row changed by another program awaits indexing.
-fn has_stale(conn: &Connection, ctx: &Ctx) -> Result<bool, SqliteError> {
-    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM search_stale)")
-        .and_then(|mut s| s.query_row([], |r| r.get(0)))
-        .map_err(|e| ctx.err(e))
-}
-
-/// Indexes every stale row (changed by another program, or there before schema 4).
-fn index_stale(conn: &Connection, ctx: &Ctx) -> Result<usize, SqliteError> {
-    let stale: Vec<(i64, Option<Vec<u8>>)> = conn
-        .prepare_cached(
-            "SELECT s.id, f.contents FROM search_stale s LEFT JOIN files f ON f.rowid = s.id",
-        )
-        .and_then(|mut stmt| {
-            stmt.query_map([], |r| {
-                let contents = match r.get_ref(1)? {
-                    ValueRef::Null => None,
-                    value => Some(blob(value)?),
-                };
-                Ok((r.get(0)?, contents))
-            })?
-            .collect()
-        })
-        .map_err(|e| ctx.err(e))?;
-    for (rowid, contents) in &stale {
-        match contents {
-            Some(contents) => index_words(conn, ctx, *rowid, contents)?,
-            None => conn
-                .prepare_cached("DELETE FROM search_stale WHERE id = ?1")
-                .and_then(|mut s| s.execute([rowid]))
-                .map(drop)
-                .map_err(|e| ctx.err(e))?,
-        }
-    }
-    Ok(stale.len())
-}
-
-/// The FTS5 query for a parsed query: each clause a quoted string (its tokens hold no quote),
-/// a prefix clause starred, all AND-ed. Engine syntax in the user's text never reaches FTS5.
-fn fts_query(parsed: &ParsedQuery) -> String {
-    parsed
-        .clauses()
-        .iter()
-        .map(|clause| {
-            let star = if clause.is_prefix() { "*" } else { "" };
-            format!("\"{}\"{star}", clause.tokens().join(" "))
-        })
-        .collect::<Vec<_>>()
-        .join(" AND ")
-}
-
-/// Ranks with FTS5's `bm25()` (negated: higher is better), then keeps the candidates the
-/// shared rule admits (searchable path, UTF-8 text meeting every clause), up to the limit.
-fn search_rows(
-    conn: &Connection,
-    ctx: &Ctx,
-    query: &SearchQuery,
-) -> Result<Vec<SearchHit>, SqliteError> {
-    let under = query.under();
-    let (lo, hi) = if under.is_root() {
-        ("/memories/".to_owned(), "/memories0".to_owned())
-    } else {
-        below(under)
-    };
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT f.path, f.contents, bm25(search) AS rank
-             FROM search JOIN files f ON f.rowid = search.rowid
-             WHERE search MATCH ?1 AND f.path > ?2 AND f.path < ?3
-             ORDER BY rank, f.path",
-        )
-        .map_err(|e| ctx.err(e))?;
-    let mut rows = stmt
-        .query(params![fts_query(query.parsed()), lo, hi])
-        .map_err(|e| ctx.err(e))?;
-    let mut hits = Vec::new();
-    while hits.len() < query.limit() {
-        let Some(row) = rows.next().map_err(|e| ctx.err(e))? else {
-            break;
-        };
-        let raw: String = row.get(0).map_err(|e| ctx.err(e))?;
-        let Some(path) = memory_path(&raw) else {
-            continue;
-        };
-        if !is_searchable(&path, under) {
-            continue;
-        }
-        let contents = row
-            .get_ref(1)
-            .and_then(|v| v.as_bytes().map_err(Into::into))
-            .map_err(|e| ctx.err(e))?;
-        let Some(text) = searchable_text(contents) else {
-            continue;
-        };
-        let rank: f64 = row.get(2).map_err(|e| ctx.err(e))?;
-        hits.extend(SearchHit::from_text(path, -rank, text, query.parsed()));
-    }
-    sort_hits(&mut hits);
-    Ok(hits)
-}
-
 #[async_trait]
 impl Storage for SqliteStorage {
     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
@@ -704,7 +579,7 @@ impl Storage for SqliteStorage {
     ) -> Result<Version> {
         self.refuse_if_read_only(path)?;
         let path = path.clone();
-        let index = self.inner.options.index_on_write;
+        let index = self.inner.options.index == IndexMode::Write;
         self.write_job(move |tx, ctx| {
             if let Some(parent) = file_ancestor(tx, ctx, &path)? {
                 return Err(Error::ParentIsFile { path, parent }.into());
@@ -932,7 +807,7 @@ impl Storage for SqliteStorage {
     ) -> Result<Version> {
         self.refuse_if_read_only(path)?;
         let path = path.clone();
-        let index = self.inner.options.index_on_write;
+        let index = self.inner.options.index == IndexMode::Write;
         self.write_job(move |tx, ctx| {
             if path.is_root() {
                 return Err(Error::AlreadyExists { path }.into());

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use memory_core::options::{OptionsError, StoreOptions};
 
-use crate::options::SqliteOptions;
+use crate::options::{IndexMode, SqliteOptions};
 use crate::storage::SqliteStorage;
 
 /// The options a `sqlite:` store URL accepts (see the crate README's table).
@@ -13,7 +13,7 @@ pub const URL_OPTIONS: &[&str] = &[
     "busy_timeout",
     "max_connections",
     "inline_reads",
-    "index_on_write",
+    "index",
 ];
 
 /// Why [`SqliteStorage::from_url`] could not open a store.
@@ -38,7 +38,7 @@ pub enum SqliteOpenError {
 
 impl SqliteOptions {
     /// Takes this backend's options out of `options` (`sync`, `busy_timeout`,
-    /// `max_connections`, `inline_reads`) over the defaults, and refuses any other.
+    /// `max_connections`, `inline_reads`, `index`) over the defaults, and refuses any other.
     ///
     /// # Errors
     /// [`OptionsError::InvalidValue`] for a value that cannot be used,
@@ -46,11 +46,11 @@ impl SqliteOptions {
     ///
     /// ```
     /// use memory_core::options::{StoreOptions, SyncMode};
-    /// use memory_sqlite::SqliteOptions;
+    /// use memory_sqlite::{IndexMode, SqliteOptions};
     /// let o = SqliteOptions::from_options(StoreOptions::from_pairs([("sync", "none")])).unwrap();
     /// assert_eq!(o.sync, SyncMode::None);
-    /// let o = SqliteOptions::from_options(StoreOptions::from_pairs([("index_on_write", "false")])).unwrap();
-    /// assert!(!o.index_on_write);
+    /// let o = SqliteOptions::from_options(StoreOptions::from_pairs([("index", "search")])).unwrap();
+    /// assert_eq!(o.index, IndexMode::Search);
     /// assert!(SqliteOptions::from_options(StoreOptions::from_pairs([("fsync", "no")])).is_err());
     /// ```
     pub fn from_options(mut options: StoreOptions) -> Result<Self, OptionsError> {
@@ -76,8 +76,8 @@ impl SqliteOptions {
         if let Some(inline) = options.take_bool("inline_reads")? {
             out.inline_reads = inline;
         }
-        if let Some(index) = options.take_bool("index_on_write")? {
-            out.index_on_write = index;
+        if let Some(index) = options.take_parsed("index", IndexMode::EXPECTED)? {
+            out.index = index;
         }
         options.finish(URL_OPTIONS)?;
         Ok(out)
@@ -139,7 +139,7 @@ impl SqliteStorage {
     /// assert!(matches!(err, SqliteOpenError::Options(_)));
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, busy_timeout, max_connections, inline_reads, index_on_write"
+    ///     "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, busy_timeout, max_connections, inline_reads, index"
     /// );
     /// ```
     ///

@@ -10,6 +10,10 @@
 //!
 //! Reads that must run on this connection (an in-memory store has no other) are queued too and
 //! run between transactions.
+//!
+//! With [`IndexMode::Batched`](crate::IndexMode::Batched) the thread also keeps the search
+//! index: after [`INDEX_BATCH`] writes, when no job has come for [`INDEX_IDLE`], and before it
+//! ends, it indexes every marked row in one transaction of its own (see [`catch_up`]).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -20,7 +24,9 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use crate::error::{JobError, SqliteError};
+use crate::options::{INDEX_BATCH, INDEX_IDLE};
 use crate::pool::Ctx;
+use crate::search::{INDEX_CHUNK, index_marked};
 
 /// Most writes one transaction takes.
 pub(crate) const MAX_BATCH: usize = 64;
@@ -94,12 +100,13 @@ impl std::fmt::Debug for Writer {
 }
 
 impl Writer {
-    /// Starts the writer thread over `conn`.
-    pub(crate) fn start(conn: Connection, ctx: Ctx) -> Result<Self, SqliteError> {
+    /// Starts the writer thread over `conn`; with `index`, the thread indexes the rows the
+    /// writes marked, in batches ([`IndexMode::Batched`](crate::IndexMode::Batched)).
+    pub(crate) fn start(conn: Connection, ctx: Ctx, index: bool) -> Result<Self, SqliteError> {
         let (queue, jobs) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name("memory-sqlite-writer".into())
-            .spawn(move || run(conn, &ctx, &jobs))
+            .spawn(move || run(conn, &ctx, &jobs, index))
             .map_err(SqliteError::Thread)?;
         Ok(Writer {
             queue: Some(queue),
@@ -129,14 +136,30 @@ impl Drop for Writer {
     }
 }
 
-fn run(mut conn: Connection, ctx: &Ctx, jobs: &mpsc::Receiver<Job>) {
+fn run(mut conn: Connection, ctx: &Ctx, jobs: &mpsc::Receiver<Job>, index: bool) {
     // How many writers seem to be writing at once, from the last batches: while fewer have
     // queued, the thread waits a moment for the rest (they are being told the previous
     // commit's results and are about to queue their next write), so that they share the next
     // commit instead of splitting into a commit of one and a commit of the others. A single
     // writer never waits.
     let mut writers = 1usize;
-    while let Ok(first) = jobs.recv() {
+    // Writes committed since the search index last caught up (only counted with `index`).
+    let mut unindexed = 0usize;
+    loop {
+        let first = if unindexed == 0 {
+            jobs.recv().ok()
+        } else {
+            match jobs.recv_timeout(INDEX_IDLE) {
+                Ok(job) => Some(job),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    unindexed = 0;
+                    catch_up(&conn, ctx);
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => None,
+            }
+        };
+        let Some(first) = first else { break };
         let mut batch = Vec::new();
         let mut next = Some(first);
         let deadline = Instant::now() + LINGER;
@@ -145,6 +168,7 @@ fn run(mut conn: Connection, ctx: &Ctx, jobs: &mpsc::Receiver<Job>) {
                 Job::Read(read) => {
                     // Between transactions: runs before the writes queued behind it.
                     if !batch.is_empty() {
+                        unindexed += batch.len();
                         commit_batch(&conn, ctx, std::mem::take(&mut batch));
                     }
                     let _ = std::panic::catch_unwind(AssertUnwindSafe(|| read(&mut conn, ctx)));
@@ -163,7 +187,49 @@ fn run(mut conn: Connection, ctx: &Ctx, jobs: &mpsc::Receiver<Job>) {
         if !batch.is_empty() {
             // Grows at once with more writers, shrinks slowly when fewer show up.
             writers = batch.len().max(writers.saturating_mul(3) / 4).max(1);
+            unindexed += batch.len();
             commit_batch(&conn, ctx, batch);
+        }
+        if !index {
+            unindexed = 0;
+        } else if unindexed >= INDEX_BATCH {
+            unindexed = 0;
+            catch_up(&conn, ctx);
+        }
+    }
+    if unindexed > 0 {
+        // The store is closing: leave the index whole for the next process's searches.
+        catch_up(&conn, ctx);
+    }
+}
+
+/// Indexes the marked rows, up to [`INDEX_CHUNK`] of them, in one transaction
+/// ([`IndexMode::Batched`]): the writes queued meanwhile wait for one chunk at most, and the
+/// rows of a store that had many marked already (migrated, or written by another program)
+/// are indexed a chunk per catch-up. Nothing depends on it succeeding: a row it leaves
+/// marked is indexed by the next catch-up or search, so a failure (another process holding
+/// the database past the busy timeout, a full disk) is only logged.
+///
+/// [`IndexMode::Batched`]: crate::IndexMode::Batched
+fn catch_up(conn: &Connection, ctx: &Ctx) {
+    let indexed = conn
+        .execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| ctx.err(e))
+        .and_then(|()| index_marked(conn, ctx, INDEX_CHUNK))
+        .and_then(|indexed| {
+            conn.execute_batch("COMMIT")
+                .map_err(|e| ctx.err(e))
+                .map(|()| indexed)
+        });
+    match indexed {
+        Ok(indexed) => {
+            tracing::trace!(db = %ctx.path.display(), indexed, "indexed the rows written since the last batch");
+        }
+        Err(e) => {
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            tracing::warn!(db = %ctx.path.display(), error = %e, "could not index the rows written lately; the next search will");
         }
     }
 }

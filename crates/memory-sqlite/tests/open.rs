@@ -331,7 +331,7 @@ fn from_url_reads_the_path_forms_and_the_options() {
         assert_eq!(s.options(), &SqliteOptions::default(), "{url}");
     }
     let url = format!(
-        "sqlite:{}?sync=data&busy_timeout=250ms&max_connections=2&inline_reads=false&index_on_write=false",
+        "sqlite:{}?sync=data&busy_timeout=250ms&max_connections=2&inline_reads=false&index=search",
         abs.display()
     );
     let s = SqliteStorage::from_url(&url, StoreOptions::new()).unwrap();
@@ -339,7 +339,7 @@ fn from_url_reads_the_path_forms_and_the_options() {
     assert_eq!(s.options().busy_timeout, Duration::from_millis(250));
     assert_eq!(s.options().max_connections, 2);
     assert!(!s.options().inline_reads);
-    assert!(!s.options().index_on_write);
+    assert_eq!(s.options().index, memory_sqlite::IndexMode::Search);
     // A caller's options win over the URL's.
     let s = SqliteStorage::from_url(&url, StoreOptions::from_pairs([("sync", "none")])).unwrap();
     assert_eq!(s.options().sync, SyncMode::None);
@@ -361,7 +361,7 @@ fn from_url_reads_the_path_forms_and_the_options() {
                     "busy_timeout",
                     "max_connections",
                     "inline_reads",
-                    "index_on_write"
+                    "index"
                 ]
             );
         }
@@ -372,7 +372,7 @@ fn from_url_reads_the_path_forms_and_the_options() {
         "busy_timeout=5",
         "max_connections=0",
         "inline_reads=maybe",
-        "index_on_write=later",
+        "index=later",
     ] {
         let err = SqliteStorage::from_url(
             &format!("sqlite:{}?{bad}", new.display()),

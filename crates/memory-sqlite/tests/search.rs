@@ -1,9 +1,12 @@
-//! Search on SQLite: FTS5 in the same database, written in the transaction of each write,
-//! and kept true when another program changes the `files` table.
+//! Search on SQLite: FTS5 in the same database, written when each [`IndexMode`] says (in the
+//! write's transaction, in batches on the writer thread, or before a search), and kept true
+//! when another program changes the `files` table.
 
 use memory_core::search::SearchQuery;
 use memory_core::{MemoryPath, Storage, WriteMode};
-use memory_sqlite::{APPLICATION_ID, SCHEMA_VERSION, SqliteStorage};
+use memory_sqlite::{
+    APPLICATION_ID, INDEX_BATCH, IndexMode, SCHEMA_VERSION, SqliteOptions, SqliteStorage,
+};
 use rusqlite::{Connection, params};
 
 fn p(s: &str) -> MemoryPath {
@@ -18,6 +21,19 @@ async fn found(store: &SqliteStorage, q: &str) -> Vec<String> {
         .into_iter()
         .map(|h| h.path.to_string())
         .collect()
+}
+
+/// A store whose writes index their files in their own transactions ([`IndexMode::Write`]).
+fn open_indexing_writes(db: &std::path::Path) -> SqliteStorage {
+    SqliteStorage::open_with(db, SqliteOptions::default().index(IndexMode::Write)).unwrap()
+}
+
+/// Rows marked for indexing, read straight from the file.
+fn marked(db: &std::path::Path) -> i64 {
+    Connection::open(db)
+        .unwrap()
+        .query_row("SELECT count(*) FROM search_stale", [], |r| r.get(0))
+        .unwrap()
 }
 
 /// Rows of the FTS table that hold `word`, read straight from the file.
@@ -35,7 +51,7 @@ fn indexed(db: &std::path::Path, word: &str) -> i64 {
 async fn words_are_indexed_in_the_write_transaction() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("memory.db");
-    let store = SqliteStorage::open(&db).unwrap();
+    let store = open_indexing_writes(&db);
     store
         .write(
             &p("/memories/a.md"),
@@ -74,7 +90,7 @@ async fn words_are_indexed_in_the_write_transaction() {
 async fn binary_content_leaves_no_words_on_disk() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("memory.db");
-    let store = SqliteStorage::open(&db).unwrap();
+    let store = open_indexing_writes(&db);
     let mut blob = b"\xff\xfe secretword ".to_vec();
     blob.push(0x80);
     store
@@ -308,7 +324,7 @@ fn fts_storage(db: &std::path::Path) -> Vec<(i64, Vec<u8>)> {
 async fn rewriting_the_same_bytes_leaves_the_index_alone() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("memory.db");
-    let store = SqliteStorage::open(&db).unwrap();
+    let store = open_indexing_writes(&db);
     let path = p("/memories/a.md");
     let first = store
         .write(&path, b"a solitary tuatara".to_vec(), WriteMode::Create)
@@ -337,11 +353,11 @@ async fn rewriting_the_same_bytes_leaves_the_index_alone() {
 }
 
 #[tokio::test]
-async fn without_index_on_write_the_next_search_indexes() {
+async fn with_index_search_only_the_next_search_indexes() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("memory.db");
-    let options = memory_sqlite::SqliteOptions::default().index_on_write(false);
-    let store = SqliteStorage::open_with(&db, options).unwrap();
+    let options = SqliteOptions::default().index(IndexMode::Search);
+    let store = SqliteStorage::open_with(&db, options.clone()).unwrap();
     store
         .write(
             &p("/memories/a.md"),
@@ -354,12 +370,14 @@ async fn without_index_on_write_the_next_search_indexes() {
         .create_within(&p("/memories/b.md"), b"the kea again".to_vec(), 10)
         .await
         .unwrap();
-    assert_eq!(indexed(&db, "kea"), 0, "the writes left the index alone");
-    let stale: i64 = Connection::open(&db)
-        .unwrap()
-        .query_row("SELECT count(*) FROM search_stale", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(stale, 2, "both rows wait for the next search");
+    drop(store);
+    assert_eq!(
+        indexed(&db, "kea"),
+        0,
+        "neither the writes nor the close indexed"
+    );
+    assert_eq!(marked(&db), 2, "both rows wait for the next search");
+    let store = SqliteStorage::open_with(&db, options).unwrap();
     let mut hits = found(&store, "kea").await;
     hits.sort();
     assert_eq!(hits, ["/memories/a.md", "/memories/b.md"]);
@@ -374,6 +392,151 @@ async fn without_index_on_write_the_next_search_indexes() {
         .unwrap();
     assert_eq!(found(&store, "takahe").await, ["/memories/a.md"]);
     assert_eq!(found(&store, "kea").await, ["/memories/b.md"]);
+}
+
+/// The path of note `i` of the batched tests.
+fn note_path(i: usize) -> MemoryPath {
+    p(&format!("/memories/n{i}.md"))
+}
+
+#[tokio::test]
+async fn batched_indexing_catches_up_after_a_batch_of_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    let store = SqliteStorage::open(&db).unwrap();
+    assert_eq!(store.options().index, IndexMode::Batched, "the default");
+    store
+        .write(&note_path(0), b"a first kakapo".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    assert_eq!(indexed(&db, "kakapo"), 0, "a write leaves its row marked");
+    assert_eq!(marked(&db), 1);
+    // A search right after finds it all the same.
+    assert_eq!(found(&store, "kakapo").await, ["/memories/n0.md"]);
+    assert_eq!(marked(&db), 0);
+    // A fresh writer thread, which has counted no write yet.
+    drop(store);
+    let store = SqliteStorage::open(&db).unwrap();
+    // A batch of writes, all queued before the writer thread takes the first (each write's
+    // job is queued when its task is first polled, and the tasks run one after another), so no
+    // pause lets it catch up early.
+    let mut writes = tokio::task::JoinSet::new();
+    for i in 1..=INDEX_BATCH {
+        let store = store.clone();
+        writes.spawn(async move {
+            store
+                .write(&note_path(i), b"kakapo again".to_vec(), WriteMode::Create)
+                .await
+        });
+    }
+    while let Some(written) = writes.join_next().await {
+        written.unwrap().unwrap();
+    }
+    // The writer thread catches up after the batch's last commit, before it takes the next
+    // job: once this write is back, the catch-up is done.
+    store
+        .write(&note_path(100), b"a late kiwi".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    assert_eq!(marked(&db), 1, "only the write after the batch waits");
+    assert_eq!(indexed(&db, "kakapo"), INDEX_BATCH as i64 + 1);
+    assert_eq!(indexed(&db, "kiwi"), 0);
+}
+
+#[tokio::test]
+async fn batched_indexing_catches_up_when_writes_pause_and_when_the_store_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    let store = SqliteStorage::open(&db).unwrap();
+    store
+        .write(
+            &note_path(0),
+            b"a resting kereru".to_vec(),
+            WriteMode::Create,
+        )
+        .await
+        .unwrap();
+    // No more writes: the writer thread indexes after `INDEX_IDLE` (100 ms). The wait below
+    // is for that to happen at all on a loaded machine, not a timing check.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while marked(&db) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle writer never indexed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(indexed(&db, "kereru"), 1);
+    for i in 1..4 {
+        store
+            .write(
+                &note_path(i),
+                b"a closing pukeko".to_vec(),
+                WriteMode::Create,
+            )
+            .await
+            .unwrap();
+    }
+    // A file written many times between catch-ups is indexed with its last words.
+    for i in 0..10 {
+        store
+            .write(
+                &note_path(0),
+                format!("kereru weka{i}").into_bytes(),
+                WriteMode::Overwrite,
+            )
+            .await
+            .unwrap();
+    }
+    // Dropping the last handle joins the writer thread, which indexes what is left first.
+    drop(store);
+    assert_eq!(marked(&db), 0);
+    assert_eq!(indexed(&db, "pukeko"), 3);
+    assert_eq!(indexed(&db, "weka9"), 1);
+    assert_eq!(indexed(&db, "weka8"), 0);
+    assert_eq!(indexed(&db, "resting"), 0, "the first words are gone");
+}
+
+#[tokio::test]
+async fn batched_indexing_takes_a_store_full_of_marks_a_chunk_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    let rows = 600;
+    drop(SqliteStorage::open(&db).unwrap());
+    {
+        // Rows another program wrote: each one marked by the schema's triggers.
+        let conn = Connection::open(&db).unwrap();
+        let tx = conn.unchecked_transaction().unwrap();
+        for i in 0..rows {
+            tx.execute(
+                "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
+                 VALUES (?1, ?2, 9, ?3, 0, 0)",
+                params![format!("/memories/old{i}.md"), b"an old moa".to_vec(), i],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    assert_eq!(marked(&db), rows);
+    let store = SqliteStorage::open(&db).unwrap();
+    store
+        .write(&note_path(0), b"a new moa".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    drop(store);
+    // The close indexed one chunk (256 rows, the lowest rowids first), not the whole store.
+    let left = marked(&db);
+    assert!(left > 0 && left < rows, "{left} rows left marked");
+    assert_eq!(indexed(&db, "moa"), rows + 1 - left);
+    // A search indexes everything left, chunk by chunk, and finds every file.
+    let store = SqliteStorage::open(&db).unwrap();
+    let hits = store
+        .search(&SearchQuery::new("moa").unwrap().with_limit(100).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 100);
+    assert_eq!(marked(&db), 0);
+    assert_eq!(indexed(&db, "moa"), rows + 1);
 }
 
 #[tokio::test]
