@@ -7,8 +7,12 @@
 //! once. So the helper keeps a few empty temporary files made ahead for writers to take, and
 //! removes the files that writes replaced; a write waits for neither. When the helper is
 //! behind (no file ready, its queue full) the writer does the work itself, as before.
+//!
+//! The helper makes its first files when the store's first write takes one, so a store only
+//! read never creates any.
 
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -46,6 +50,8 @@ pub(crate) struct Helper {
     /// A ready file older than this is not used: another process opening the store removes
     /// temporary files past the store's stale age, and this stays well inside it.
     max_age: Duration,
+    /// Whether a write has taken a file yet (the first asks for all of [`READY`]).
+    taken: AtomicBool,
 }
 
 impl std::fmt::Debug for Helper {
@@ -85,22 +91,27 @@ impl Helper {
                 return None;
             }
         };
-        for _ in 0..READY {
-            let _ = jobs.try_send(Job::Make);
-        }
         Some(Helper {
             temp,
             ready,
             jobs: Some(jobs),
             thread: Some(thread),
             max_age,
+            taken: AtomicBool::new(false),
         })
     }
 
     /// A ready empty temporary file, if one is (and asks for another to be made).
     pub(crate) fn take(&self) -> Option<Spare> {
         let spare = lock(&self.ready).pop();
-        self.send(Job::Make);
+        let asks = if self.taken.swap(true, Ordering::Relaxed) {
+            1
+        } else {
+            READY
+        };
+        for _ in 0..asks {
+            self.send(Job::Make);
+        }
         let spare = spare?;
         // Still there, and young enough that no other process's open removes it meanwhile.
         let linked = rustix::fs::fstat(&spare.file).is_ok_and(|st| st.st_nlink > 0);
@@ -183,6 +194,21 @@ mod tests {
         Helper::start(temp, false, Duration::from_secs(600)).expect("a helper")
     }
 
+    /// Returns once the helper has done every job queued before: it removes a file queued
+    /// after them, and takes its jobs in order.
+    fn wait_idle(helper: &Helper, dir: &std::path::Path) {
+        std::fs::write(dir.join("barrier.tmp"), b"").unwrap();
+        helper.remove("barrier.tmp".to_owned());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while dir.join("barrier.tmp").exists() {
+            assert!(
+                Instant::now() < deadline,
+                "the helper never got to its queue"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// Waits (a little) until the helper has `n` files ready.
     fn wait_ready(helper: &Helper, n: usize) {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -196,6 +222,15 @@ mod tests {
     fn files_are_made_ahead_taken_empty_and_removed_at_the_end() {
         let dir = tempfile::tempdir().unwrap();
         let helper = start(dir.path());
+        wait_idle(&helper, dir.path());
+        assert!(
+            names(dir.path()).is_empty(),
+            "nothing made before a write asks"
+        );
+        assert!(
+            helper.take().is_none(),
+            "the first write makes its own file"
+        );
         wait_ready(&helper, READY);
         assert_eq!(names(dir.path()).len(), READY);
         let spare = helper.take().expect("a ready file");
@@ -229,6 +264,7 @@ mod tests {
     fn a_ready_file_removed_from_outside_is_not_used() {
         let dir = tempfile::tempdir().unwrap();
         let helper = start(dir.path());
+        assert!(helper.take().is_none());
         wait_ready(&helper, READY);
         for name in names(dir.path()) {
             std::fs::remove_file(dir.path().join(name)).unwrap();

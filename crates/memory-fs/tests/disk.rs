@@ -145,6 +145,44 @@ async fn listed(storage: &FsStorage) -> Vec<String> {
         .collect()
 }
 
+/// The helper makes temporary files ahead only once a write has taken one: a store that is
+/// only read (a session of views, `memory ls`) creates and removes none.
+#[tokio::test]
+async fn a_store_only_read_makes_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    FsStorage::new(dir.path())
+        .unwrap()
+        .write(&p("/memories/a.md"), b"hello".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    let temps = dir.path().join(".memory-tmp");
+    assert!(tree(&temps).is_empty(), "{:?}", tree(&temps));
+    let storage = FsStorage::new(dir.path()).unwrap();
+    for _ in 0..10 {
+        storage.read(&p("/memories/a.md")).await.unwrap();
+        storage.list(&MemoryPath::root()).await.unwrap();
+    }
+    // Only read so far: none made.
+    assert!(tree(&temps).is_empty(), "{:?}", tree(&temps));
+    storage
+        .write(
+            &p("/memories/a.md"),
+            b"again".to_vec(),
+            WriteMode::Overwrite,
+        )
+        .await
+        .unwrap();
+    // The first write makes its own file and asks the helper for more.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while tree(&temps).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no file made ahead after a write"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
 #[tokio::test]
 async fn temporary_files_live_outside_memories_and_stale_ones_are_cleaned() {
     let dir = tempfile::tempdir().unwrap();
