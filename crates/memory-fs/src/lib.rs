@@ -7,6 +7,7 @@
 compile_error!("memory-fs supports Unix-like systems only (it relies on file modes and flock)");
 
 mod error;
+mod kept_open;
 mod spare;
 mod store;
 mod url;
@@ -204,6 +205,14 @@ impl FsStorage {
     /// The options the store was opened with.
     pub fn options(&self) -> &FsOptions {
         self.store.options()
+    }
+
+    /// Whether this store keeps the files it reads open, to read them again with one `pread`
+    /// while inotify reports no change on their paths (see the crate README, "Reads"). It does
+    /// on local file systems (ext4, XFS, Btrfs, tmpfs, F2FS, bcachefs, ZFS) with `openat2`
+    /// and inotify, for up to 16 stores per process; elsewhere every read opens its path.
+    pub fn keeps_files_open(&self) -> bool {
+        self.store.keeps_files_open()
     }
 
     /// Whether a call doing `work` runs on the caller's thread.

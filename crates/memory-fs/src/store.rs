@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::FsOptions;
 use crate::error::FsError;
+use crate::kept_open::KeptOpen;
 use crate::spare::Helper;
 
 /// Mode of every file the store writes.
@@ -59,7 +60,7 @@ pub(crate) fn is_legacy_temp_name(name: &str) -> bool {
 
 /// How `openat2` resolves a path below the root: never above it, never through a symbolic
 /// link (a link anywhere in the path fails the call with `ELOOP`), never through a magic link.
-const BENEATH: ResolveFlags = ResolveFlags::BENEATH
+pub(crate) const BENEATH: ResolveFlags = ResolveFlags::BENEATH
     .union(ResolveFlags::NO_SYMLINKS)
     .union(ResolveFlags::NO_MAGICLINKS);
 
@@ -348,6 +349,9 @@ pub(crate) struct Store {
     /// Whether files are replaced by exchanging names (see [`Store::replace`]); cleared when
     /// the file system refuses `RENAME_EXCHANGE`.
     exchange: AtomicBool,
+    /// Files kept open after a read, for reading them again without opening their path
+    /// ([`crate::kept_open`]); `None` where changes cannot be watched.
+    kept_open: Option<KeptOpen>,
     options: FsOptions,
 }
 
@@ -481,12 +485,15 @@ impl Store {
             chmod_after_create: umask_narrows_modes(),
             helper: None,
             exchange: AtomicBool::new(true),
+            kept_open: None,
             options,
         };
         // Probe once: an old kernel (before 5.6) or a system-call filter refuses openat2.
         if matches!(store.beneath_root(), Beneath::Walk) {
             store.openat2.store(false, Ordering::Relaxed);
             tracing::debug!(base = %base.display(), "memory-fs: openat2 is not available; resolving paths component by component");
+        } else {
+            store.kept_open = KeptOpen::start(&store.root);
         }
         let removed = store.remove_stale_temps();
         if removed > 0 {
@@ -537,7 +544,7 @@ impl Store {
         // Never written to: a read-only store makes no temporary file.
         let temp = dir(&base_dir, "memories").map_err(open_err)?;
         let lock = dir(&base_dir, ".").map_err(open_err)?;
-        let store = Store {
+        let mut store = Store {
             base: base.to_path_buf(),
             root: Dir::from_std_file(std::fs::File::from(root)),
             temp: Dir::from_std_file(std::fs::File::from(temp)),
@@ -551,10 +558,13 @@ impl Store {
             chmod_after_create: false,
             helper: None,
             exchange: AtomicBool::new(true),
+            kept_open: None,
             options,
         };
         if matches!(store.beneath_root(), Beneath::Walk) {
             store.openat2.store(false, Ordering::Relaxed);
+        } else {
+            store.kept_open = KeptOpen::start(&store.root);
         }
         Ok(store)
     }
@@ -918,10 +928,32 @@ impl Store {
             .unwrap_or(Beneath::Walk)
     }
 
+    /// See [`FsStorage::keeps_files_open`](crate::FsStorage::keeps_files_open).
+    pub(crate) fn keeps_files_open(&self) -> bool {
+        self.kept_open.is_some()
+    }
+
     pub(crate) fn read(&self, path: &MemoryPath) -> Result<memory_core::StoredFile> {
         let not_found = || Error::NotFound { path: path.clone() };
         if path.is_root() {
             return Err(not_found());
+        }
+        // A file kept open by an earlier read, its path unchanged since: one pread.
+        let mut kept = None;
+        if let Some(kept_open) = &self.kept_open {
+            if let Some(file) = kept_open.get(path) {
+                match file.read() {
+                    Ok(contents) => {
+                        let version = version_of(&contents);
+                        return Ok(memory_core::StoredFile { contents, version });
+                    }
+                    // Read it the usual way, which reports what is wrong.
+                    Err(_) => kept_open.forget(path),
+                }
+            }
+            kept = kept_open
+                .prepare(&self.root, path)
+                .map(|events| (kept_open, events));
         }
         // One openat2, one fstat, the reads (NONBLOCK: a FIFO planted there cannot hang us).
         match self.beneath(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)? {
@@ -933,6 +965,9 @@ impl Store {
                 let mut file = std::fs::File::from(fd);
                 let contents =
                     read_whole(&mut file, st.st_size).map_err(|e| FsError::io("read", path, e))?;
+                if let Some((kept_open, events)) = kept {
+                    kept_open.keep(path, file, contents.len(), events);
+                }
                 let version = version_of(&contents);
                 return Ok(memory_core::StoredFile { contents, version });
             }
