@@ -43,7 +43,7 @@ use crate::store::BENEATH;
 pub(crate) const FILES: usize = 64;
 
 /// Most folders watched per store; past that, everything is dropped and watched anew.
-const FOLDERS: usize = 256;
+const FOLDERS: usize = 128;
 
 /// Most stores of one process that keep files open.
 pub(crate) const STORES: usize = 16;
