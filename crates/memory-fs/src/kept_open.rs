@@ -74,17 +74,34 @@ fn watched_events() -> WatchFlags {
         | WatchFlags::ONLYDIR
 }
 
+/// Reads a store answers before it starts keeping files: closing an inotify instance that
+/// had watches waits for the kernel's grace period (milliseconds), which a process that reads
+/// a file or two (`memory cat`, one command per process) should not pay.
+const WARM_UP: u64 = 16;
+
+/// What [`KeptOpen::find`] found.
+pub(crate) enum Found {
+    /// A kept file, to read.
+    Kept(Arc<KeptFile>),
+    /// None: open the path, then [`KeptOpen::keep`] the file with these events, if any.
+    Open(Option<u64>),
+}
+
 /// The kept files of one store.
 pub(crate) struct KeptOpen {
-    state: Mutex<State>,
+    /// Reads that found no instance yet.
+    reads: std::sync::atomic::AtomicU64,
+    /// `None` until the store has answered [`WARM_UP`] reads, and for good when no inotify
+    /// instance could be had.
+    state: Mutex<Option<State>>,
 }
 
 impl std::fmt::Debug for KeptOpen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = self.lock();
         f.debug_struct("KeptOpen")
-            .field("files", &state.files.len())
-            .field("folders", &state.folders.len())
+            .field("files", &state.as_ref().map_or(0, |s| s.files.len()))
+            .field("folders", &state.as_ref().map_or(0, |s| s.folders.len()))
             .finish_non_exhaustive()
     }
 }
@@ -150,69 +167,72 @@ fn at_or_below(path: &str, prefix: &str) -> bool {
 
 impl KeptOpen {
     /// Keeps files for the store whose `memories/` folder is `root`, if it is on a local file
-    /// system and this process keeps files for fewer than [`STORES`] stores.
+    /// system (the inotify instance comes with the store's [`WARM_UP`]th read).
     pub(crate) fn start(root: impl AsFd) -> Option<Self> {
         let local = rustix::fs::fstatfs(root).is_ok_and(|fs| {
             #[allow(clippy::unnecessary_cast)] // `f_type`'s type differs between platforms
             let kind = fs.f_type as i64;
             LOCAL_FILE_SYSTEMS.contains(&kind)
         });
-        if !local {
-            return None;
-        }
-        if LIVE.fetch_add(1, Ordering::Relaxed) >= STORES {
-            LIVE.fetch_sub(1, Ordering::Relaxed);
-            return None;
-        }
-        match inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC) {
-            Ok(inotify) => Some(KeptOpen {
-                state: Mutex::new(State {
-                    inotify,
-                    folders: HashMap::new(),
-                    watches: HashMap::new(),
-                    files: HashMap::new(),
-                    events: 0,
-                    tick: 0,
-                    broken: false,
-                }),
-            }),
-            Err(e) => {
-                LIVE.fetch_sub(1, Ordering::Relaxed);
-                tracing::debug!(error = %e, "memory-fs: no inotify instance; files are opened for every read");
-                None
-            }
-        }
+        local.then(|| KeptOpen {
+            reads: std::sync::atomic::AtomicU64::new(0),
+            state: Mutex::new(None),
+        })
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, Option<State>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The kept file at `path`, if one is kept and nothing on its path has changed since.
-    pub(crate) fn get(&self, path: &MemoryPath) -> Option<Arc<KeptFile>> {
-        let mut state = self.lock();
-        state.take_events();
-        state.tick += 1;
-        let tick = state.tick;
-        let kept = state.files.get_mut(path.relative())?;
-        kept.used = tick;
-        Some(Arc::clone(&kept.file))
+    /// The kept file at `path`, if one is kept and nothing on its path has changed since;
+    /// otherwise the folders down to it are watched for [`keep`](Self::keep), before the
+    /// caller opens it.
+    pub(crate) fn find(&self, root: impl AsFd, path: &MemoryPath) -> Found {
+        let mut guard = self.lock();
+        if let Some(state) = guard.as_mut() {
+            state.take_events();
+            state.tick += 1;
+            let tick = state.tick;
+            if let Some(kept) = state.files.get_mut(path.relative()) {
+                kept.used = tick;
+                return Found::Kept(Arc::clone(&kept.file));
+            }
+        }
+        Found::Open(self.prepare(&mut guard, root, path))
     }
 
-    /// Lets go of the kept file at `path`, if any (its read failed).
-    pub(crate) fn forget(&self, path: &MemoryPath) {
-        self.lock().files.remove(path.relative());
+    /// Lets go of the kept files at or below `path`: its read failed, or this store is about
+    /// to change it. (Its event would do the same at the next read; letting go first closes
+    /// the file while its name still holds it, so that the removal of a replaced file, not a
+    /// later read, frees its blocks.)
+    pub(crate) fn let_go(&self, path: &MemoryPath) {
+        if let Some(state) = self.lock().as_mut() {
+            let prefix = path.relative();
+            state.files.retain(|kept, _| !at_or_below(kept, prefix));
+        }
     }
 
     /// Watches every folder from `root` (`memories/`) down to `path`'s parent, before `path`
     /// is opened; returns the count of events taken, for [`keep`](Self::keep), or `None` when
-    /// a folder cannot be watched (the file is then read without being kept).
-    pub(crate) fn prepare(&self, root: impl AsFd, path: &MemoryPath) -> Option<u64> {
-        let mut state = self.lock();
+    /// a folder cannot be watched or the store is still warming up (the file is then read
+    /// without being kept). The events were taken just before, under the same lock.
+    fn prepare(
+        &self,
+        guard: &mut MutexGuard<'_, Option<State>>,
+        root: impl AsFd,
+        path: &MemoryPath,
+    ) -> Option<u64> {
+        if guard.is_none() {
+            // The WARM_UP-th read makes the instance; once that failed, no read tries again.
+            if self.reads.fetch_add(1, Ordering::Relaxed) != WARM_UP {
+                return None;
+            }
+            **guard = Some(State::new()?);
+        }
+        let state = guard.as_mut()?;
         if state.broken {
             return None;
         }
-        state.take_events();
         if state.folders.len() + path.segments().count() > FOLDERS {
             state.forget_below("");
         }
@@ -224,8 +244,7 @@ impl KeptOpen {
             if state.watches.contains_key(folder) {
                 continue;
             }
-            let watched = state.watch(root.as_fd(), folder);
-            match watched {
+            match state.watch(root.as_fd(), folder) {
                 Ok(wd) => {
                     state.folders.insert(wd, folder.to_owned());
                     state.watches.insert(folder.to_owned(), wd);
@@ -248,7 +267,8 @@ impl KeptOpen {
     /// Keeps `file`, just read at `path` after [`prepare`](Self::prepare) returned `events`,
     /// unless events were taken since (one of them may be about this path, and is gone).
     pub(crate) fn keep(&self, path: &MemoryPath, file: std::fs::File, size: usize, events: u64) {
-        let mut state = self.lock();
+        let mut guard = self.lock();
+        let Some(state) = guard.as_mut() else { return };
         if state.events != events || state.broken {
             return;
         }
@@ -274,6 +294,30 @@ impl KeptOpen {
 }
 
 impl State {
+    /// A new inotify instance, if this process has fewer than [`STORES`] and one can be had.
+    fn new() -> Option<State> {
+        if LIVE.fetch_add(1, Ordering::Relaxed) >= STORES {
+            LIVE.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        match inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC) {
+            Ok(inotify) => Some(State {
+                inotify,
+                folders: HashMap::new(),
+                watches: HashMap::new(),
+                files: HashMap::new(),
+                events: 0,
+                tick: 0,
+                broken: false,
+            }),
+            Err(e) => {
+                LIVE.fetch_sub(1, Ordering::Relaxed);
+                tracing::debug!(error = %e, "memory-fs: no inotify instance; files are opened for every read");
+                None
+            }
+        }
+    }
+
     /// Watches `folder` (relative to `root`), opened without following any link.
     fn watch(&self, root: BorrowedFd<'_>, folder: &str) -> Result<i32, Errno> {
         let opened = if folder.is_empty() {
@@ -370,7 +414,7 @@ impl State {
     }
 }
 
-impl Drop for KeptOpen {
+impl Drop for State {
     fn drop(&mut self) {
         LIVE.fetch_sub(1, Ordering::Relaxed);
     }

@@ -208,9 +208,10 @@ impl FsStorage {
     }
 
     /// Whether this store keeps the files it reads open, to read them again with one `pread`
-    /// while inotify reports no change on their paths (see the crate README, "Reads"). It does
-    /// on local file systems (ext4, XFS, Btrfs, tmpfs, F2FS, bcachefs, ZFS) with `openat2`
-    /// and inotify, for up to 16 stores per process; elsewhere every read opens its path.
+    /// while inotify reports no change on their paths (see the crate README). It may on local
+    /// file systems (ext4, XFS, Btrfs, tmpfs, F2FS, bcachefs, ZFS) where the kernel has
+    /// `openat2`; it starts at its 16th read, if an inotify instance can be had and this
+    /// process keeps files for fewer than 16 stores. Elsewhere every read opens its path.
     pub fn keeps_files_open(&self) -> bool {
         self.store.keeps_files_open()
     }

@@ -1,12 +1,20 @@
 //! File-system work a write need not wait for, done by one helper thread per writable store.
 //!
-//! Every write makes a new file (the temporary file it moves into place) and, when it replaces
-//! a file, removes the old one. Making and removing files are a disk's slowest metadata work
-//! on some file systems: ext4 without a journal searches its inode table past every recently
+//! Every write fills a temporary file and moves it into place and, when it replaces a file,
+//! is left with the old one. Making and removing files are a disk's slowest metadata work on
+//! some file systems: ext4 without a journal searches its inode table past every recently
 //! freed inode on each create, and mounted with `discard` it trims a removed file's blocks at
-//! once. So the helper keeps a few empty temporary files made ahead for writers to take, and
-//! removes the files that writes replaced; a write waits for neither. When the helper is
-//! behind (no file ready, its queue full) the writer does the work itself, as before.
+//! once. So the helper keeps a few temporary files ready for writers to take, and a write
+//! waits for neither making nor removing one. When the helper is behind (no file ready, its
+//! queue full) the writer does the work itself, as before.
+//!
+//! The files ready are, first, the files writes replaced: a replaced file that only the store
+//! could have made (a regular file with one link, owned by this process's user) is kept, under
+//! its temporary name, and the next write overwrites it from the start (cutting off what is
+//! left of the old bytes). Nothing is created or removed, no blocks are freed, and the
+//! folder of temporary files does not change, so the write's `fsync` need not write that
+//! folder either (ext4 without a journal does for a newly created file). Only when no
+//! replaced file is at hand does the helper make empty ones.
 //!
 //! The helper makes its first files when the store's first write takes one, so a store only
 //! read never creates any.
@@ -26,18 +34,33 @@ const READY: usize = 4;
 /// How many jobs may wait; past that a writer removes its replaced file itself.
 const QUEUE: usize = 64;
 
-/// An empty temporary file, made ahead, with its name in the folder of temporary files.
+/// A temporary file ready for a write, with its name in the folder of temporary files.
 pub(crate) struct Spare {
     pub(crate) name: String,
+    /// Open for writing, at the start.
     pub(crate) file: std::fs::File,
+    /// Bytes it holds already (a replaced file's), which the write must cut off.
+    pub(crate) size: u64,
     made: Instant,
 }
 
 enum Job {
     /// Make one more file ready, unless enough are.
     Make,
-    /// Remove this temporary file (a file a write replaced).
+    /// Keep this temporary file (a file a write replaced) ready if it can be, else remove it.
+    Replaced(String),
+    /// Remove this temporary file.
     Remove(String),
+}
+
+impl Job {
+    /// The temporary file a `Replaced` or `Remove` is about.
+    fn name(&self) -> Option<&str> {
+        match self {
+            Job::Replaced(name) | Job::Remove(name) => Some(name),
+            Job::Make => None,
+        }
+    }
 }
 
 /// The helper thread of one store and the files it keeps ready.
@@ -101,13 +124,19 @@ impl Helper {
         })
     }
 
-    /// A ready empty temporary file, if one is (and asks for another to be made).
+    /// A ready temporary file, if one is (and asks for more to be made when few are left: a
+    /// write that replaces a file gives one back).
     pub(crate) fn take(&self) -> Option<Spare> {
-        let spare = lock(&self.ready).pop();
-        let asks = if self.taken.swap(true, Ordering::Relaxed) {
+        let (spare, left) = {
+            let mut ready = lock(&self.ready);
+            (ready.pop(), ready.len())
+        };
+        let asks = if !self.taken.swap(true, Ordering::Relaxed) {
+            READY
+        } else if left < READY / 2 {
             1
         } else {
-            READY
+            0
         };
         for _ in 0..asks {
             self.send(Job::Make);
@@ -118,21 +147,33 @@ impl Helper {
         if linked && spare.made.elapsed() < self.max_age {
             return Some(spare);
         }
-        self.remove(spare.name);
+        self.replaced(spare.name);
         None
     }
 
-    /// Removes the temporary file `name` (a file a write replaced): on the helper thread, or
-    /// here when its queue is full.
+    /// Takes the temporary file `name` (a file a write replaced, no longer reachable from
+    /// `memories/` on disk either): the helper thread keeps it ready for a later write or
+    /// removes it; when its queue is full, it is removed here.
+    pub(crate) fn replaced(&self, name: String) {
+        self.hand_over(Job::Replaced(name));
+    }
+
+    /// Removes the temporary file `name`: on the helper thread, or here when its queue is full.
     pub(crate) fn remove(&self, name: String) {
-        let Some(jobs) = &self.jobs else {
-            return remove_temp(&*self.temp, &name);
+        self.hand_over(Job::Remove(name));
+    }
+
+    /// Queues a `Replaced` or `Remove`; when the helper cannot take it, removes the file here.
+    fn hand_over(&self, job: Job) {
+        let refused = match &self.jobs {
+            None => Some(job),
+            Some(jobs) => match jobs.try_send(job) {
+                Ok(()) => None,
+                Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => Some(job),
+            },
         };
-        if let Err(
-            TrySendError::Full(Job::Remove(name)) | TrySendError::Disconnected(Job::Remove(name)),
-        ) = jobs.try_send(Job::Remove(name))
-        {
-            remove_temp(&*self.temp, &name);
+        if let Some(name) = refused.as_ref().and_then(Job::name) {
+            remove_temp(&*self.temp, name);
         }
     }
 
@@ -158,6 +199,15 @@ fn run(temp: &OwnedFd, chmod: bool, ready: &Mutex<Vec<Spare>>, queue: &Receiver<
     while let Ok(job) = queue.recv() {
         match job {
             Job::Remove(name) => remove_temp(temp, &name),
+            Job::Replaced(name) => {
+                if lock(ready).len() < READY
+                    && let Some(spare) = reusable(temp, &name)
+                {
+                    lock(ready).push(spare);
+                } else {
+                    remove_temp(temp, &name);
+                }
+            }
             Job::Make => {
                 if lock(ready).len() >= READY {
                     continue;
@@ -167,6 +217,7 @@ fn run(temp: &OwnedFd, chmod: bool, ready: &Mutex<Vec<Spare>>, queue: &Receiver<
                     Ok(file) => lock(ready).push(Spare {
                         name,
                         file,
+                        size: 0,
                         made: Instant::now(),
                     }),
                     Err(e) => {
@@ -179,6 +230,51 @@ fn run(temp: &OwnedFd, chmod: bool, ready: &Mutex<Vec<Spare>>, queue: &Receiver<
     for spare in lock(ready).drain(..) {
         remove_temp(temp, &spare.name);
     }
+}
+
+/// The replaced file `name`, opened for the next write, if it is one the store could have
+/// made itself: a regular file with one link (so no other name sees what the next write puts
+/// in it), owned by this process's user; its mode is set to the store's if it differs, and
+/// its modification time to now (another process's open takes temporary files for stale by
+/// it). `None` for anything else, which is removed instead.
+fn reusable(temp: &OwnedFd, name: &str) -> Option<Spare> {
+    use rustix::fs::{FileType, Mode, OFlags, Timestamps, UTIME_NOW};
+    // NONBLOCK: a FIFO put there by someone else fails to open instead of waiting.
+    let fd = rustix::fs::openat(
+        temp,
+        name,
+        OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    let ours = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+        && st.st_nlink == 1
+        && st.st_uid == rustix::process::geteuid().as_raw();
+    if !ours {
+        return None;
+    }
+    if st.st_mode & 0o7777 != crate::store::FILE_MODE {
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(crate::store::FILE_MODE)).ok()?;
+    }
+    let now = rustix::fs::Timespec {
+        tv_sec: 0,
+        tv_nsec: UTIME_NOW,
+    };
+    rustix::fs::futimens(
+        &fd,
+        &Timestamps {
+            last_access: now,
+            last_modification: now,
+        },
+    )
+    .ok()?;
+    Some(Spare {
+        name: name.to_owned(),
+        file: std::fs::File::from(fd),
+        size: u64::try_from(st.st_size).unwrap_or(u64::MAX),
+        made: Instant::now(),
+    })
 }
 
 #[cfg(test)]
@@ -194,13 +290,13 @@ mod tests {
         Helper::start(temp, false, Duration::from_secs(600)).expect("a helper")
     }
 
-    /// Returns once the helper has done every job queued before: it removes a file queued
-    /// after them, and takes its jobs in order.
+    /// Returns once the helper has done every job queued before: it removes a link queued
+    /// after them (never kept for reuse), and takes its jobs in order.
     fn wait_idle(helper: &Helper, dir: &std::path::Path) {
-        std::fs::write(dir.join("barrier.tmp"), b"").unwrap();
-        helper.remove("barrier.tmp".to_owned());
+        std::os::unix::fs::symlink("nowhere", dir.join("barrier.tmp")).unwrap();
+        helper.replaced("barrier.tmp".to_owned());
         let deadline = Instant::now() + Duration::from_secs(10);
-        while dir.join("barrier.tmp").exists() {
+        while dir.join("barrier.tmp").symlink_metadata().is_ok() {
             assert!(
                 Instant::now() < deadline,
                 "the helper never got to its queue"
@@ -236,25 +332,63 @@ mod tests {
         let spare = helper.take().expect("a ready file");
         assert!(crate::store::is_temp_name(&spare.name), "{}", spare.name);
         assert_eq!(spare.file.metadata().unwrap().len(), 0);
-        // The taken file is the caller's: the helper makes another, and leaves the taken one.
-        wait_ready(&helper, READY);
+        // Three left: none is made (a write that replaces a file gives one back). Below half,
+        // the helper makes more.
+        let second = helper.take().expect("a ready file");
+        let third = helper.take().expect("a ready file");
+        wait_ready(&helper, 2);
+        // The taken files are the callers': the helper leaves them.
         drop(helper);
-        assert_eq!(names(dir.path()), [spare.name]);
+        let mut taken = vec![spare.name, second.name, third.name];
+        taken.sort();
+        assert_eq!(names(dir.path()), taken);
     }
 
     #[test]
-    fn replaced_files_are_removed_by_the_helper_or_here() {
+    fn a_replaced_file_of_the_stores_own_is_kept_ready_and_reused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let helper = start(dir.path());
+        let old = dir.path().join("a.tmp");
+        std::fs::write(&old, b"the old bytes").unwrap();
+        // Another program's mode: the reused file gets the store's.
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+        helper.replaced("a.tmp".to_owned());
+        wait_idle(&helper, dir.path());
+        assert_eq!(names(dir.path()), ["a.tmp"], "kept, nothing made");
+        let spare = helper.take().expect("the replaced file, ready");
+        assert_eq!((spare.name.as_str(), spare.size), ("a.tmp", 13));
+        assert_eq!(
+            spare.file.metadata().unwrap().permissions().mode() & 0o7777,
+            0o600
+        );
+    }
+
+    #[test]
+    fn a_replaced_file_another_name_sees_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let helper = start(dir.path());
+        std::fs::write(dir.path().join("a.tmp"), b"old").unwrap();
+        // A second link: what the next write would put in it would show there too.
+        std::fs::hard_link(dir.path().join("a.tmp"), dir.path().join("other-name")).unwrap();
+        std::fs::create_dir(dir.path().join("dir.tmp")).unwrap();
+        helper.replaced("a.tmp".to_owned());
+        wait_idle(&helper, dir.path());
+        assert_eq!(names(dir.path()), ["dir.tmp", "other-name"]);
+        assert_eq!(
+            std::fs::read(dir.path().join("other-name")).unwrap(),
+            b"old"
+        );
+    }
+
+    #[test]
+    fn replaced_files_are_removed_here_when_the_helper_cannot_take_them() {
         let dir = tempfile::tempdir().unwrap();
         let mut helper = start(dir.path());
-        for name in ["a.tmp", "b.tmp"] {
-            std::fs::write(dir.path().join(name), b"old").unwrap();
-        }
-        helper.remove("a.tmp".to_owned());
+        std::fs::write(dir.path().join("b.tmp"), b"old").unwrap();
         // With no thread to take it (as when its queue is full), the caller's thread removes it.
         helper.jobs = None;
-        helper.remove("b.tmp".to_owned());
-        assert!(!dir.path().join("b.tmp").exists());
-        drop(helper);
+        helper.replaced("b.tmp".to_owned());
         assert!(names(dir.path()).is_empty());
     }
 

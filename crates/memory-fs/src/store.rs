@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::FsOptions;
 use crate::error::FsError;
-use crate::kept_open::KeptOpen;
+use crate::kept_open::{Found, KeptOpen};
 use crate::spare::Helper;
 
 /// Mode of every file the store writes.
@@ -390,8 +390,9 @@ impl Folder {
 
 /// What one try at placing a written file under the lock came to.
 enum Commit {
-    /// Placed, in this folder.
-    Done(Folder),
+    /// Placed, in this folder; `replaced`: the file it replaced is now under the temporary
+    /// file's name, for [`Store::dispose_replaced`] once the folder is synced.
+    Done { folder: Folder, replaced: bool },
     /// The file's folder is not there: make it and try again.
     NoFolder,
     /// Something changed under the call: try again.
@@ -933,6 +934,13 @@ impl Store {
         self.kept_open.is_some()
     }
 
+    /// Closes the kept files at or below `path` before this store changes it.
+    fn let_go(&self, path: &MemoryPath) {
+        if let Some(kept_open) = &self.kept_open {
+            kept_open.let_go(path);
+        }
+    }
+
     pub(crate) fn read(&self, path: &MemoryPath) -> Result<memory_core::StoredFile> {
         let not_found = || Error::NotFound { path: path.clone() };
         if path.is_root() {
@@ -941,19 +949,17 @@ impl Store {
         // A file kept open by an earlier read, its path unchanged since: one pread.
         let mut kept = None;
         if let Some(kept_open) = &self.kept_open {
-            if let Some(file) = kept_open.get(path) {
-                match file.read() {
+            match kept_open.find(&self.root, path) {
+                Found::Kept(file) => match file.read() {
                     Ok(contents) => {
                         let version = version_of(&contents);
                         return Ok(memory_core::StoredFile { contents, version });
                     }
                     // Read it the usual way, which reports what is wrong.
-                    Err(_) => kept_open.forget(path),
-                }
+                    Err(_) => kept_open.let_go(path),
+                },
+                Found::Open(events) => kept = events.map(|events| (kept_open, events)),
             }
-            kept = kept_open
-                .prepare(&self.root, path)
-                .map(|events| (kept_open, events));
         }
         // One openat2, one fstat, the reads (NONBLOCK: a FIFO planted there cannot hang us).
         match self.beneath(path, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)? {
@@ -1345,13 +1351,19 @@ impl Store {
                 self.commit(path, &parent, &temp, mode, max_files)
             };
             match outcome {
-                Ok(Commit::Done(folder)) => {
+                Ok(Commit::Done { folder, replaced }) => {
                     // The folder the name went into, synced through the handle it was
                     // placed with.
-                    if self.options.sync == SyncMode::Full {
+                    let synced = if self.options.sync == SyncMode::Full {
                         rustix::fs::fsync(folder.fd(&self.root))
-                            .map_err(|e| FsError::io("sync folder", &parent, e.into()))?;
+                            .map_err(|e| FsError::io("sync folder", &parent, e.into()))
+                    } else {
+                        Ok(())
+                    };
+                    if replaced {
+                        self.dispose_replaced(&temp, synced.is_ok());
                     }
+                    synced?;
                     return Ok(Attempt::Done);
                 }
                 // The folder is missing: made (outside the lock, as any writer may) and the
@@ -1385,16 +1397,16 @@ impl Store {
     /// one created here) and returns its name in the folder of temporary files. A failed write
     /// removes its file.
     fn write_temp(&self, path: &MemoryPath, contents: &[u8]) -> Result<String, FsError> {
-        let (temp, mut file) = match self.helper.as_ref().and_then(Helper::take) {
-            Some(spare) => (spare.name, spare.file),
+        let (temp, mut file, held) = match self.helper.as_ref().and_then(Helper::take) {
+            Some(spare) => (spare.name, spare.file, spare.size),
             None => {
                 let temp = temp_name();
                 let file = create_temp(&self.temp, &temp, self.chmod_after_create)
                     .map_err(|e| FsError::io("create temporary file for", path, e))?;
-                (temp, file)
+                (temp, file, 0)
             }
         };
-        match self.fill_temp(path, &mut file, contents) {
+        match self.fill_temp(path, &mut file, contents, held) {
             Ok(()) => Ok(temp),
             Err(e) => {
                 let _ = rustix::fs::unlinkat(&self.temp, &temp, AtFlags::empty());
@@ -1403,11 +1415,14 @@ impl Store {
         }
     }
 
+    /// Writes `contents` from the start of `file`, which holds `held` bytes already (a
+    /// replaced file kept for reuse), cuts off what is left of those, and syncs it.
     fn fill_temp(
         &self,
         path: &MemoryPath,
         file: &mut std::fs::File,
         contents: &[u8],
+        held: u64,
     ) -> Result<(), FsError> {
         #[cfg(test)]
         if crate::tests::fail_temp_writes() {
@@ -1419,6 +1434,11 @@ impl Store {
         }
         file.write_all(contents)
             .map_err(|e| FsError::io("write temporary file for", path, e))?;
+        let written = contents.len() as u64;
+        if held > written {
+            file.set_len(written)
+                .map_err(|e| FsError::io("write temporary file for", path, e))?;
+        }
         match self.options.sync {
             SyncMode::Full => file.sync_all(),
             SyncMode::Data => file.sync_data(),
@@ -1487,7 +1507,10 @@ impl Store {
     /// removing the old file, which now has the temporary name, changes the same names
     /// without it. A crash between the two steps leaves the old file as a stale temporary
     /// file, removed by a later open. Where the file system cannot exchange, a `rename`.
-    fn replace(&self, temp: &str, folder: BorrowedFd<'_>, name: &str) -> Result<(), Errno> {
+    ///
+    /// `Ok(true)`: the names were exchanged, and the old file is now `temp` (for
+    /// [`Store::dispose_replaced`]); `Ok(false)`: renamed over it.
+    fn replace(&self, temp: &str, folder: BorrowedFd<'_>, name: &str) -> Result<bool, Errno> {
         if self.exchange.load(Ordering::Relaxed) {
             match rustix::fs::renameat_with(&self.temp, temp, folder, name, RenameFlags::EXCHANGE) {
                 Ok(()) => {
@@ -1499,8 +1522,7 @@ impl Store {
                             |st| FileType::from_raw_mode(st.st_mode) == FileType::Directory,
                         );
                     if !folder_swapped_out {
-                        self.remove_replaced(temp);
-                        return Ok(());
+                        return Ok(true);
                     }
                     rustix::fs::renameat_with(
                         &self.temp,
@@ -1517,13 +1539,21 @@ impl Store {
                 Err(_) => {}
             }
         }
-        rustix::fs::renameat(&self.temp, temp, folder, name)
+        rustix::fs::renameat(&self.temp, temp, folder, name).map(|()| false)
     }
 
-    /// Removes the temporary file `temp`, which holds a file a write replaced: by the helper
-    /// thread where there is one (a write need not wait for it), else here.
-    fn remove_replaced(&self, temp: &str) {
+    /// Hands over the temporary file `temp`, which holds a file a write replaced: to the
+    /// helper thread where there is one (a write need not wait for it), else removed here.
+    ///
+    /// The helper may keep it for a later write to overwrite ([`crate::spare`]) only with
+    /// [`SyncMode::Full`] and once the folder it left is `synced`: from then on no name in
+    /// `memories/` leads to it on disk either, so a power loss cannot show another file's
+    /// bytes under its old name. Otherwise it is removed.
+    fn dispose_replaced(&self, temp: &str, synced: bool) {
         match &self.helper {
+            Some(helper) if synced && self.options.sync == SyncMode::Full => {
+                helper.replaced(temp.to_owned())
+            }
             Some(helper) => helper.remove(temp.to_owned()),
             None => remove_temp(&self.temp, temp),
         }
@@ -1564,6 +1594,7 @@ impl Store {
         if target == Target::EmptyTree {
             self.remove_tree(path, &target_rel)?;
         }
+        let mut replaced = false;
         let result = match mode {
             WriteMode::Create => {
                 let mut placed = self.place_new(temp, dir, name);
@@ -1590,7 +1621,9 @@ impl Store {
                 }
             }
             WriteMode::Overwrite | WriteMode::Update(_) if target == Target::File => {
+                self.let_go(path);
                 self.replace(temp, dir, name)
+                    .map(|exchanged| replaced = exchanged)
             }
             WriteMode::Overwrite | WriteMode::Update(_) => {
                 rustix::fs::renameat(&self.temp, temp, dir, name)
@@ -1605,7 +1638,7 @@ impl Store {
                         None => self.add_to_count(1, 0),
                     }
                 }
-                Ok(Commit::Done(folder))
+                Ok(Commit::Done { folder, replaced })
             }
             // The folder vanished since it was opened (only a writer that ignores the lock
             // does that): open it again.
@@ -1617,6 +1650,7 @@ impl Store {
     pub(crate) fn delete(&self, path: &MemoryPath) -> Result<()> {
         self.refuse_if_read_only(path)?;
         let _locked = self.lock()?;
+        self.let_go(path);
         let result = self.delete_locked(path);
         if result.is_err()
             && !matches!(

@@ -475,3 +475,61 @@ async fn walks_keep_regular_files_at_every_depth_and_nothing_else() {
     assert!(!memories.join("a/b/c").exists());
     assert_eq!(reopened.file_count().await.unwrap(), 3);
 }
+
+/// Sizes of the files in the folder of temporary files.
+fn temp_sizes(base: &Path) -> Vec<u64> {
+    std::fs::read_dir(base.join(".memory-tmp"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .map(|m| m.len())
+        .collect()
+}
+
+/// Overwrites `/memories/a.md` a few times, then waits (up to 10 s) until `done` holds for
+/// the sizes of the temporary files; says whether it did.
+async fn overwrite_until(sync: memory_core::options::SyncMode, done: fn(&[u64]) -> bool) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = FsStorage::with_options(dir.path(), FsOptions::default().sync(sync)).unwrap();
+    for i in 0..4 {
+        storage
+            .write(
+                &p("/memories/a.md"),
+                format!("version {i} of a note").into_bytes(),
+                WriteMode::Overwrite,
+            )
+            .await
+            .unwrap();
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if done(&temp_sizes(dir.path())) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    false
+}
+
+/// With `sync=full`, a file a write replaced is kept (under its temporary name) for a later
+/// write to overwrite, once its old folder is synced: nothing created, nothing removed.
+#[tokio::test]
+async fn a_replaced_file_is_kept_for_the_next_write_with_sync_full() {
+    use memory_core::options::SyncMode;
+    assert!(
+        overwrite_until(SyncMode::Full, |sizes| sizes.iter().any(|&n| n > 0)).await,
+        "no replaced file was kept"
+    );
+}
+
+/// With `sync=data` or `none`, the old folder is never synced, so after a power loss its
+/// name might still lead to the replaced file: that file is removed, never written again.
+#[tokio::test]
+async fn a_replaced_file_is_removed_when_folders_are_not_synced() {
+    use memory_core::options::SyncMode;
+    for sync in [SyncMode::Data, SyncMode::None] {
+        assert!(
+            overwrite_until(sync, |sizes| sizes.iter().all(|&n| n == 0)).await,
+            "a replaced file stayed with {sync:?}"
+        );
+    }
+}
