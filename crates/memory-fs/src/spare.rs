@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use crate::store::{create_temp, remove_temp, temp_name};
 
-/// How many empty files are kept ready: enough for a burst of writers in one process.
+/// How many files are kept ready: enough for a burst of writers in one process.
 const READY: usize = 4;
 
 /// How many jobs may wait; past that a writer removes its replaced file itself.
@@ -147,7 +147,8 @@ impl Helper {
         if linked && spare.made.elapsed() < self.max_age {
             return Some(spare);
         }
-        self.replaced(spare.name);
+        // Too old to trust (or gone): removed, never kept again.
+        self.remove(spare.name);
         None
     }
 
@@ -406,6 +407,29 @@ mod tests {
         for _ in 0..READY {
             assert!(helper.take().is_none());
         }
+    }
+
+    /// A ready file near the stale age is removed when a writer finds it, not kept again
+    /// (keeping it would refresh its time, and it would never go).
+    #[test]
+    fn a_ready_file_too_old_to_use_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = std::fs::File::open(dir.path()).unwrap();
+        let temp = folder.as_fd().try_clone_to_owned().unwrap();
+        // Files older than a second are not used.
+        let helper = Helper::start(temp, false, Duration::from_secs(4)).expect("a helper");
+        assert!(helper.take().is_none());
+        wait_ready(&helper, READY);
+        let old = names(dir.path());
+        std::thread::sleep(Duration::from_millis(1100));
+        assert!(helper.take().is_none(), "an old file is not handed out");
+        wait_idle(&helper, dir.path());
+        let left = names(dir.path());
+        assert_eq!(
+            old.iter().filter(|name| !left.contains(name)).count(),
+            1,
+            "the old file taken is removed: {old:?} then {left:?}"
+        );
     }
 
     #[test]
