@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use memory_core::MemoryPath;
@@ -90,7 +90,7 @@ pub(crate) enum Found {
 /// The kept files of one store.
 pub(crate) struct KeptOpen {
     /// Reads that found no instance yet.
-    reads: std::sync::atomic::AtomicU64,
+    reads: AtomicU64,
     /// `None` until the store has answered [`WARM_UP`] reads, and for good when no inotify
     /// instance could be had.
     state: Mutex<Option<State>>,
@@ -175,7 +175,7 @@ impl KeptOpen {
             LOCAL_FILE_SYSTEMS.contains(&kind)
         });
         local.then(|| KeptOpen {
-            reads: std::sync::atomic::AtomicU64::new(0),
+            reads: AtomicU64::new(0),
             state: Mutex::new(None),
         })
     }
@@ -207,8 +207,7 @@ impl KeptOpen {
     /// later read, frees its blocks.)
     pub(crate) fn let_go(&self, path: &MemoryPath) {
         if let Some(state) = self.lock().as_mut() {
-            let prefix = path.relative();
-            state.files.retain(|kept, _| !at_or_below(kept, prefix));
+            state.close_below(path.relative());
         }
     }
 
@@ -396,9 +395,14 @@ impl State {
         }
     }
 
+    /// Closes the kept files at or below `prefix`.
+    fn close_below(&mut self, prefix: &str) {
+        self.files.retain(|path, _| !at_or_below(path, prefix));
+    }
+
     /// Drops the kept files and the watched folders at or below `prefix`.
     fn forget_below(&mut self, prefix: &str) {
-        self.files.retain(|path, _| !at_or_below(path, prefix));
+        self.close_below(prefix);
         let gone: Vec<(String, i32)> = self
             .watches
             .iter()

@@ -489,13 +489,7 @@ impl Store {
             kept_open: None,
             options,
         };
-        // Probe once: an old kernel (before 5.6) or a system-call filter refuses openat2.
-        if matches!(store.beneath_root(), Beneath::Walk) {
-            store.openat2.store(false, Ordering::Relaxed);
-            tracing::debug!(base = %base.display(), "memory-fs: openat2 is not available; resolving paths component by component");
-        } else {
-            store.kept_open = KeptOpen::start(&store.root);
-        }
+        store.probe_openat2();
         let removed = store.remove_stale_temps();
         if removed > 0 {
             tracing::info!(base = %base.display(), removed, "memory-fs: removed stale temporary files");
@@ -562,11 +556,7 @@ impl Store {
             kept_open: None,
             options,
         };
-        if matches!(store.beneath_root(), Beneath::Walk) {
-            store.openat2.store(false, Ordering::Relaxed);
-        } else {
-            store.kept_open = KeptOpen::start(&store.root);
-        }
+        store.probe_openat2();
         Ok(store)
     }
 
@@ -920,6 +910,17 @@ impl Store {
                 Ok(Beneath::Walk)
             }
             Err(e) => Err(FsError::io("open", path, e.into())),
+        }
+    }
+
+    /// Probes once whether `openat2` works here (an old kernel, before 5.6, or a system-call
+    /// filter refuses it); where it does, reads may keep files open ([`KeptOpen`]).
+    fn probe_openat2(&mut self) {
+        if matches!(self.beneath_root(), Beneath::Walk) {
+            self.openat2.store(false, Ordering::Relaxed);
+            tracing::debug!(base = %self.base.display(), "memory-fs: openat2 is not available; resolving paths component by component");
+        } else {
+            self.kept_open = KeptOpen::start(&self.root);
         }
     }
 

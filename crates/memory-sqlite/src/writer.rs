@@ -143,8 +143,10 @@ fn run(mut conn: Connection, ctx: &Ctx, jobs: &mpsc::Receiver<Job>, index: bool)
     // commit instead of splitting into a commit of one and a commit of the others. A single
     // writer never waits.
     let mut writers = 1usize;
-    // Writes committed since the search index last caught up (only counted with `index`).
+    // Writes committed since the search index last caught up (none are counted without
+    // `index`, so no catch-up is ever due).
     let mut unindexed = 0usize;
+    let counted = |writes: usize| if index { writes } else { 0 };
     loop {
         let first = if unindexed == 0 {
             jobs.recv().ok()
@@ -168,7 +170,7 @@ fn run(mut conn: Connection, ctx: &Ctx, jobs: &mpsc::Receiver<Job>, index: bool)
                 Job::Read(read) => {
                     // Between transactions: runs before the writes queued behind it.
                     if !batch.is_empty() {
-                        unindexed += batch.len();
+                        unindexed += counted(batch.len());
                         commit_batch(&conn, ctx, std::mem::take(&mut batch));
                     }
                     let _ = std::panic::catch_unwind(AssertUnwindSafe(|| read(&mut conn, ctx)));
@@ -187,12 +189,10 @@ fn run(mut conn: Connection, ctx: &Ctx, jobs: &mpsc::Receiver<Job>, index: bool)
         if !batch.is_empty() {
             // Grows at once with more writers, shrinks slowly when fewer show up.
             writers = batch.len().max(writers.saturating_mul(3) / 4).max(1);
-            unindexed += batch.len();
+            unindexed += counted(batch.len());
             commit_batch(&conn, ctx, batch);
         }
-        if !index {
-            unindexed = 0;
-        } else if unindexed >= INDEX_BATCH {
+        if unindexed >= INDEX_BATCH {
             unindexed = 0;
             catch_up(&conn, ctx);
         }
