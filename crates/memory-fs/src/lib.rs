@@ -3,170 +3,34 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
-#[cfg(not(unix))]
-compile_error!("memory-fs supports Unix-like systems only (it relies on file modes and flock)");
-
+mod count;
+mod delete;
 mod error;
-mod kept_open;
-mod spare;
+mod folders;
+mod layout;
+mod list;
+mod options;
+mod read;
+mod rename;
+mod resolve;
 mod store;
+mod sys;
+mod temp;
 mod url;
+mod write;
 
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
-pub use memory_core::options::SyncMode;
 use memory_core::{Entry, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode};
 
 use crate::error::FsError;
+use crate::options::Work;
+pub use crate::options::{Blocking, FsOptions, SyncMode};
 use crate::store::Store;
 pub use crate::url::{FsOpenError, URL_OPTIONS, fs_url_path};
-
-/// Settings of an [`FsStorage`]; the defaults suit every normal use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct FsOptions {
-    /// How much of a write is synced to disk before it returns (the `sync` option):
-    /// [`SyncMode::Full`] (the default) syncs the written file and its folder, so a power loss
-    /// cannot lose or tear an acknowledged write; [`SyncMode::Data`] syncs the file only (a
-    /// crash may lose the newest names, never tear a file); [`SyncMode::None`] syncs nothing,
-    /// for throw-away stores (tests, caches): a killed process loses nothing, a power loss may
-    /// leave recent files empty or old. Every mode writes through a temporary file and a
-    /// rename (or, over an existing file, a name exchange), so no mode ever shows a torn file
-    /// to a reader.
-    pub sync: SyncMode,
-    /// Temporary files at least this old are left-overs of a crashed writer and are removed
-    /// when the store is opened; younger ones may belong to a writer in another process that
-    /// is still running. Default 10 minutes.
-    pub stale_temp_age: Duration,
-    /// Where the blocking file-system work of each call runs. Default [`Blocking::Auto`].
-    pub blocking: Blocking,
-    /// Open without changing anything on disk (default `false`): no folder, lock file or
-    /// count file is created, no stale temporary file removed, and every change is refused
-    /// ([`memory_core::Error::Refused`], "/memories is read-only"). `base/memories` must
-    /// exist. For reading a store that must stay byte for byte as it is (a dream's source).
-    pub read_only: bool,
-}
-
-impl Default for FsOptions {
-    fn default() -> Self {
-        FsOptions {
-            sync: SyncMode::Full,
-            stale_temp_age: Duration::from_secs(600),
-            blocking: Blocking::Auto,
-            read_only: false,
-        }
-    }
-}
-
-/// Where an [`FsStorage`] call does its blocking file-system work.
-///
-/// Handing each call to tokio's blocking pool costs a thread hop, several times the work of
-/// reading a small file. Running it inline on the caller's thread is free, but while a call
-/// waits for the disk (an fsync can take milliseconds) the thread runs nothing else: on a
-/// multi-thread runtime serving many tasks that stalls every task queued on that worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Blocking {
-    /// Decide per call (the default): inline outside a tokio runtime and on a current-thread
-    /// runtime (one command at a time, as in `memory exec`); on a multi-thread runtime, reads
-    /// (`read`, `stat`, `file_count`: page-cache work of microseconds for the files a memory
-    /// holds) and changes that sync nothing run inline, while listings and changes that sync
-    /// to disk go to the blocking pool.
-    #[default]
-    Auto,
-    /// Always on the caller's thread.
-    Inline,
-    /// Always on tokio's blocking pool (`spawn_blocking`), outside a runtime inline.
-    Spawn,
-}
-
-impl Blocking {
-    /// The accepted spellings of the `blocking` option.
-    pub const EXPECTED: &'static str = "auto, inline or spawn";
-
-    /// The option's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Blocking::Auto => "auto",
-            Blocking::Inline => "inline",
-            Blocking::Spawn => "spawn",
-        }
-    }
-}
-
-impl fmt::Display for Blocking {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Blocking {
-    type Err = memory_core::options::OptionsError;
-
-    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
-        match s {
-            "auto" => Ok(Blocking::Auto),
-            "inline" => Ok(Blocking::Inline),
-            "spawn" => Ok(Blocking::Spawn),
-            other => Err(memory_core::options::OptionsError::InvalidValue {
-                key: "blocking".to_owned(),
-                value: other.to_owned(),
-                expected: Blocking::EXPECTED,
-            }),
-        }
-    }
-}
-
-/// What a call does, for [`Blocking::Auto`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Work {
-    /// Reads one file or one entry.
-    Read,
-    /// Walks a folder.
-    List,
-    /// Changes the store (and syncs, unless syncing is off).
-    Change,
-}
-
-impl FsOptions {
-    /// Sets [`sync`](Self::sync).
-    pub fn sync(mut self, sync: SyncMode) -> Self {
-        self.sync = sync;
-        self
-    }
-
-    /// Shorthand for [`sync`](Self::sync): `true` is [`SyncMode::Full`], `false`
-    /// [`SyncMode::None`].
-    pub fn fsync(self, fsync: bool) -> Self {
-        self.sync(if fsync {
-            SyncMode::Full
-        } else {
-            SyncMode::None
-        })
-    }
-
-    /// Sets [`stale_temp_age`](Self::stale_temp_age).
-    pub fn stale_temp_age(mut self, age: Duration) -> Self {
-        self.stale_temp_age = age;
-        self
-    }
-
-    /// Sets [`blocking`](Self::blocking).
-    pub fn blocking(mut self, blocking: Blocking) -> Self {
-        self.blocking = blocking;
-        self
-    }
-
-    /// Sets [`read_only`](Self::read_only).
-    pub fn read_only(mut self, read_only: bool) -> Self {
-        self.read_only = read_only;
-        self
-    }
-}
 
 /// A memory store in a folder: `/memories/x` lives at `base/memories/x`.
 ///
@@ -207,13 +71,12 @@ impl FsStorage {
         self.store.options()
     }
 
-    /// Whether this store keeps the files it reads open, to read them again with one `pread`
-    /// while inotify reports no change on their paths (see the crate README). It may on local
-    /// file systems (ext4, XFS, Btrfs, tmpfs, F2FS, bcachefs, ZFS) where the kernel has
-    /// `openat2`; it starts at its 16th read, if an inotify instance can be had and this
-    /// process keeps files for fewer than 16 stores. Elsewhere every read opens its path.
-    pub fn keeps_files_open(&self) -> bool {
-        self.store.keeps_files_open()
+    /// Whether this store takes the Linux fast paths (`openat2` resolution,
+    /// `RENAME_NOREPLACE`, raw folder reads): on Linux where the kernel has `openat2`, unless
+    /// opened with [`FsOptions::portable`]. Elsewhere every operation takes its portable path,
+    /// with the same results.
+    pub fn uses_fast_paths(&self) -> bool {
+        self.store.uses_fast_paths()
     }
 
     /// Whether a call doing `work` runs on the caller's thread.
@@ -365,16 +228,6 @@ mod tests {
         MemoryPath::parse(raw).unwrap()
     }
 
-    /// The names in one folder, sorted.
-    pub(crate) fn names_in(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        names
-    }
-
     fn files_on_disk(dir: &Path) -> Vec<String> {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(dir).unwrap() {
@@ -454,43 +307,6 @@ mod tests {
         );
     }
 
-    /// The component-by-component resolution (kernels without `openat2`) keeps the whole
-    /// contract and never follows a link either.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn without_openat2_the_walk_keeps_the_contract_and_follows_no_link() {
-        let dir = tempfile::tempdir().unwrap();
-        let open = || {
-            let store = Store::open(dir.path(), FsOptions::default().fsync(false)).unwrap();
-            FsStorage {
-                store: Arc::new(store.without_openat2()),
-            }
-        };
-        memory_core::conformance::storage::run_all(Arc::new(open())).await;
-
-        let storage = open();
-        let memories = dir.path().join("memories");
-        std::fs::write(dir.path().join("outside.md"), b"outside").unwrap();
-        std::os::unix::fs::symlink(dir.path().join("outside.md"), memories.join("file")).unwrap();
-        std::os::unix::fs::symlink(dir.path(), memories.join("dir")).unwrap();
-        for path in [
-            "/memories/file",
-            "/memories/dir",
-            "/memories/dir/outside.md",
-        ] {
-            let e = storage.read(&p(path)).await.unwrap_err();
-            assert!(
-                matches!(e, Error::SymbolicLink { .. }),
-                "read {path}: {e:?}"
-            );
-            let e = storage.stat(&p(path)).await.unwrap_err();
-            assert!(
-                matches!(e, Error::SymbolicLink { .. }),
-                "stat {path}: {e:?}"
-            );
-        }
-        assert!(storage.list(&MemoryPath::root()).await.unwrap().is_empty());
-    }
-
     /// A write that fails after its temporary file was created leaves the old content, no
     /// temporary file and no new folder behind. (Runs the store synchronously so the
     /// thread-local fault switch applies.)
@@ -516,7 +332,6 @@ mod tests {
         let file = store.read(&path).unwrap();
         assert_eq!(file.contents, b"old");
         assert_eq!(file.version, version);
-        // Closed, so that the helper has removed the empty files it made ahead.
         drop(store);
         assert_eq!(
             files_on_disk(&dir.path().join("memories")),
@@ -524,7 +339,7 @@ mod tests {
             "no temporary file and no new folder is left behind"
         );
         assert!(
-            files_on_disk(&dir.path().join(store::TEMP_DIR)).is_empty(),
+            files_on_disk(&dir.path().join(layout::TEMP_DIR)).is_empty(),
             "no temporary file is left in the folder of temporary files"
         );
     }

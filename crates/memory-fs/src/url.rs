@@ -8,7 +8,7 @@ use memory_core::options::{OptionsError, StoreOptions};
 use crate::{Blocking, FsOptions, FsStorage};
 
 /// The options a folder store URL accepts (see the crate README's table).
-pub const URL_OPTIONS: &[&str] = &["sync", "blocking", "stale_temp_age"];
+pub const URL_OPTIONS: &[&str] = &["sync", "blocking", "stale_temp_age", "portable"];
 
 /// Why [`FsStorage::from_url`] could not open a store. The text is for the operator (it may
 /// name host paths); the model never sees it.
@@ -32,7 +32,8 @@ pub enum FsOpenError {
 }
 
 impl FsOptions {
-    /// Takes this backend's options out of `options` (`sync`, `blocking`, `stale_temp_age`)
+    /// Takes this backend's options out of `options` (`sync`, `blocking`, `stale_temp_age`,
+    /// `portable`)
     /// over the defaults, and refuses any other.
     ///
     /// ```
@@ -61,6 +62,9 @@ impl FsOptions {
         }
         if let Some(age) = options.take_duration("stale_temp_age")? {
             out.stale_temp_age = age;
+        }
+        if let Some(portable) = options.take_bool("portable")? {
+            out.portable = portable;
         }
         options.finish(URL_OPTIONS)?;
         Ok(out)
@@ -150,7 +154,7 @@ impl FsStorage {
     /// assert!(matches!(err, FsOpenError::Options(_)));
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, blocking, stale_temp_age"
+    ///     "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, blocking, stale_temp_age, portable"
     /// );
     /// ```
     ///

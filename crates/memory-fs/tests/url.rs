@@ -66,13 +66,13 @@ fn refusals_name_what_to_change_and_create_nothing() {
     match &e {
         FsOpenError::Options(OptionsError::UnknownOption { key, accepted }) => {
             assert_eq!(key, "bogus");
-            assert_eq!(accepted, &["sync", "blocking", "stale_temp_age"]);
+            assert_eq!(accepted, &["sync", "blocking", "stale_temp_age", "portable"]);
         }
         other => panic!("{other:?}"),
     }
     assert_eq!(
         e.to_string(),
-        "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, blocking, stale_temp_age"
+        "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, blocking, stale_temp_age, portable"
     );
     let e = FsStorage::from_url(
         base.to_str().unwrap(),
