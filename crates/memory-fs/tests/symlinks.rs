@@ -10,7 +10,7 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use memory_core::{Error, MemoryHandler, MemoryPath, MemoryTool, Storage, Version, WriteMode};
-use memory_fs::FsStorage;
+use memory_fs::{FsOptions, FsStorage};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -54,7 +54,8 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
     out
 }
 
-fn fixture() -> Fixture {
+/// The fixture on a store that takes the Linux fast paths, or (`portable`) the portable ones.
+fn fixture(portable: bool) -> Fixture {
     let outside_dir = tempfile::tempdir().unwrap();
     let outside = outside_dir.path().to_path_buf();
     std::fs::write(outside.join("secret.txt"), SECRET).unwrap();
@@ -62,7 +63,9 @@ fn fixture() -> Fixture {
     std::fs::write(outside.join("dir/inner.txt"), INNER_SECRET).unwrap();
 
     let base_dir = tempfile::tempdir().unwrap();
-    let storage = FsStorage::new(base_dir.path()).unwrap();
+    let storage =
+        FsStorage::with_options(base_dir.path(), FsOptions::default().portable(portable)).unwrap();
+    assert!(!portable || !storage.uses_fast_paths());
     let memories = base_dir.path().join("memories");
     std::fs::write(memories.join("real.md"), b"real").unwrap();
     std::fs::create_dir(memories.join("realdir")).unwrap();
@@ -115,7 +118,13 @@ fn assert_link_error<T: std::fmt::Debug>(what: &str, path: &str, result: memory_
 
 #[tokio::test]
 async fn every_storage_call_through_a_link_fails_and_nothing_outside_changes() {
-    let f = fixture();
+    for portable in [false, true] {
+        every_storage_call_through_a_link_fails_and_nothing_outside_changes_with(portable).await;
+    }
+}
+
+async fn every_storage_call_through_a_link_fails_and_nothing_outside_changes_with(portable: bool) {
+    let f = fixture(portable);
     let outside_before = snapshot(&f.outside);
     let s = &f.storage;
     let assert_outside_intact = |what: &str| {
@@ -233,7 +242,13 @@ fn link_text(path: &str) -> String {
 /// What the model sees: SPEC's text for every command, with the path it gave.
 #[tokio::test]
 async fn every_command_through_a_link_answers_the_spec_text() {
-    let f = fixture();
+    for portable in [false, true] {
+        every_command_through_a_link_answers_the_spec_text_with(portable).await;
+    }
+}
+
+async fn every_command_through_a_link_answers_the_spec_text_with(portable: bool) {
+    let f = fixture(portable);
     let outside_before = snapshot(&f.outside);
     let tool = MemoryTool::new(f.storage.clone());
     for path in LINKED {
