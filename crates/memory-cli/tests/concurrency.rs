@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::{answers_of, dir_store, exec_command, exec_lines, feed_and_wait, line, read_disk};
+use common::{answers_of, exec_command, exec_lines, feed_and_wait, line, read_disk};
 use serde_json::{Value, json};
 
 const PROCESSES: usize = 3;
@@ -37,7 +37,13 @@ fn run_concurrently(url: &str, inputs: Vec<String>) -> Vec<Vec<Value>> {
 
 #[test]
 fn concurrent_inserts_from_several_processes_lose_nothing() {
-    let (dir, url) = dir_store();
+    for (dir, url) in common::dir_stores() {
+        eprintln!("store {url}");
+        concurrent_inserts_from_several_processes_lose_nothing_on(dir, url);
+    }
+}
+
+fn concurrent_inserts_from_several_processes_lose_nothing_on(dir: tempfile::TempDir, url: String) {
     inserts_from_several_processes_lose_nothing(&url, || {
         String::from_utf8(read_disk(dir.path(), "shared.md").expect("shared.md")).unwrap()
     });
@@ -135,7 +141,13 @@ fn inserts_from_several_processes_lose_nothing(url: &str, read: impl Fn() -> Str
 
 #[test]
 fn concurrent_edits_with_str_replace_and_insert_lose_nothing() {
-    let (dir, url) = dir_store();
+    for (dir, url) in common::dir_stores() {
+        eprintln!("store {url}");
+        concurrent_edits_with_str_replace_and_insert_lose_nothing_on(dir, url);
+    }
+}
+
+fn concurrent_edits_with_str_replace_and_insert_lose_nothing_on(dir: tempfile::TempDir, url: String) {
     // One counter line per process, bumped with str_replace, plus inserts by everyone.
     let initial: String = (0..PROCESSES).map(|p| format!("counter-{p}=0\n")).collect();
     exec_lines(
@@ -191,7 +203,13 @@ fn concurrent_edits_with_str_replace_and_insert_lose_nothing() {
 
 #[test]
 fn of_concurrent_creates_of_one_path_exactly_one_wins() {
-    let (dir, url) = dir_store();
+    for (dir, url) in common::dir_stores() {
+        eprintln!("store {url}");
+        of_concurrent_creates_of_one_path_exactly_one_wins_on(dir, url);
+    }
+}
+
+fn of_concurrent_creates_of_one_path_exactly_one_wins_on(dir: tempfile::TempDir, url: String) {
     const PATHS: usize = 40;
     let inputs: Vec<String> = (0..PROCESSES)
         .map(|p| {

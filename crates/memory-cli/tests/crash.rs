@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Rng, dir_store, exec_command, exec_lines, line, listing};
+use common::{Rng, exec_command, exec_lines, line, listing};
 use serde_json::json;
 
 const ROUNDS: usize = 6;
@@ -92,8 +92,14 @@ fn files_on_disk(base: &Path, round: usize) -> BTreeMap<String, Vec<u8>> {
 
 #[test]
 fn sigkill_mid_write_leaves_every_file_whole() {
+    for (dir, url) in common::dir_stores() {
+        eprintln!("store {url}");
+        sigkill_mid_write_leaves_every_file_whole_on(dir, url);
+    }
+}
+
+fn sigkill_mid_write_leaves_every_file_whole_on(dir: tempfile::TempDir, url: String) {
     let mut rng = Rng::from_env("crash");
-    let (dir, url) = dir_store();
     let mut settled: Vec<BTreeMap<String, Vec<u8>>> = Vec::new();
     for round in 0..ROUNDS {
         let (commands, states) = plan(&mut rng, round);

@@ -166,6 +166,15 @@ pub fn dir_store() -> (tempfile::TempDir, String) {
     (dir, url)
 }
 
+/// Folder stores in new temporary folders, one on the Linux fast paths and one with
+/// `portable=true` (the paths macOS and Windows take): (folder, URL) each.
+#[allow(dead_code)] // Not every test binary uses every helper.
+pub fn dir_stores() -> Vec<(tempfile::TempDir, String)> {
+    let (fast, url) = dir_store();
+    let (portable, base) = dir_store();
+    vec![(fast, url), (portable, format!("file:{base}?portable=true"))]
+}
+
 /// Reads `base/memories/rel` from disk.
 pub fn read_disk(base: &Path, rel: &str) -> Option<Vec<u8>> {
     std::fs::read(base.join("memories").join(rel)).ok()
