@@ -111,6 +111,10 @@ impl Store {
             let name = ancestor.name().unwrap_or_default();
             match folder.open_dir_nofollow(name) {
                 Ok(dir) => folder = Folder::Below(dir),
+                // Not there (looking now could find one made meanwhile, too late for us).
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    return Ok(Reached::Stopped(Probe::Missing));
+                }
                 Err(e) => {
                     let probe = match look(&folder, name, &ancestor)? {
                         Probe::Missing => Probe::Missing,
@@ -196,6 +200,7 @@ impl Store {
         };
         match parent.open_dir_nofollow(name) {
             Ok(folder) => Ok(Some(Folder::Below(folder))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => match look(&parent, name, dir)? {
                 Probe::Dir => Err(FsError::io("open folder", dir, e)),
                 _ => Ok(None),
