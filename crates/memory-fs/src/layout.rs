@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Component, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use memory_core::{MemoryPath, Version};
 use sha2::{Digest, Sha256};
@@ -128,18 +128,6 @@ impl FileInfo {
     }
 }
 
-/// A modification time from seconds and nanoseconds since the epoch (as `stat` gives them).
-pub(crate) fn modified_time(secs: i64, nanos: impl TryInto<u32>) -> Option<SystemTime> {
-    let nanos = nanos.try_into().ok()?;
-    if secs >= 0 {
-        SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs.unsigned_abs(), nanos))
-    } else {
-        SystemTime::UNIX_EPOCH
-            .checked_sub(Duration::from_secs(secs.unsigned_abs()))?
-            .checked_add(Duration::from_nanos(u64::from(nanos)))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,17 +169,5 @@ mod tests {
         assert_eq!(version_of(b"a"), version_of(b"a"));
         assert_ne!(version_of(b"a"), version_of(b"b"));
         assert_eq!(version_of(b"").as_str().len(), 64);
-    }
-
-    #[test]
-    fn modified_times_before_and_after_the_epoch() {
-        let after = modified_time(10, 5u32).unwrap();
-        assert_eq!(
-            after.duration_since(SystemTime::UNIX_EPOCH).unwrap(),
-            Duration::new(10, 5)
-        );
-        let before = modified_time(-10, 0u32).unwrap();
-        assert!(before < SystemTime::UNIX_EPOCH);
-        assert!(modified_time(0, -1i64).is_none());
     }
 }

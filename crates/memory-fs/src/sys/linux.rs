@@ -3,6 +3,7 @@
 //! the portable path; none of them changes what any reader, other process or later write sees.
 
 use std::os::fd::AsFd;
+use std::time::{Duration, SystemTime};
 
 use cap_std::fs::Dir;
 use memory_core::MemoryPath;
@@ -11,7 +12,7 @@ use rustix::io::Errno;
 
 use super::{Beneath, Open};
 use crate::error::FsError;
-use crate::layout::{DIR_MODE, FILE_MODE, FileInfo, modified_time};
+use crate::layout::{DIR_MODE, FILE_MODE, FileInfo};
 
 /// How `openat2` resolves a path below the root: never above it, never through a symbolic
 /// link (a link anywhere in the path fails the call with `ELOOP`), never through a magic link.
@@ -161,6 +162,18 @@ impl Fast {
     }
 }
 
+/// A modification time from seconds and nanoseconds since the epoch (as `stat` gives them).
+fn modified_time(secs: i64, nanos: impl TryInto<u32>) -> Option<SystemTime> {
+    let nanos = nanos.try_into().ok()?;
+    if secs >= 0 {
+        SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs.unsigned_abs(), nanos))
+    } else {
+        SystemTime::UNIX_EPOCH
+            .checked_sub(Duration::from_secs(secs.unsigned_abs()))?
+            .checked_add(Duration::from_nanos(u64::from(nanos)))
+    }
+}
+
 /// The mount a folder is on, where the kernel tells it (`statx`, Linux 5.8 on).
 pub(super) fn mount_id(dir: &Dir) -> Option<u64> {
     use rustix::fs::StatxFlags;
@@ -180,4 +193,21 @@ pub(super) fn umask_narrows_modes() -> bool {
         .find_map(|line| line.strip_prefix("Umask:"))
         .and_then(|value| u32::from_str_radix(value.trim(), 8).ok())
         .is_none_or(|umask| umask & (FILE_MODE | DIR_MODE) != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modified_times_before_and_after_the_epoch() {
+        let after = modified_time(10, 5u32).unwrap();
+        assert_eq!(
+            after.duration_since(SystemTime::UNIX_EPOCH).unwrap(),
+            Duration::new(10, 5)
+        );
+        let before = modified_time(-10, 0u32).unwrap();
+        assert!(before < SystemTime::UNIX_EPOCH);
+        assert!(modified_time(0, -1i64).is_none());
+    }
 }
