@@ -16,9 +16,9 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use memory_core::{MemoryPath, Result};
 
-use crate::FsOptions;
 use crate::error::FsError;
 use crate::layout::{COUNT_FILE, DIR_MODE, LOCK_FILE, MEMORIES, TEMP_DIR};
+use crate::options::FsOptions;
 use crate::sys::{self, Fast};
 
 /// The opened store.

@@ -15,6 +15,13 @@ use crate::layout::{FILE_MODE, is_temp_name, temp_name};
 use crate::store::Store;
 use crate::sys;
 
+#[cfg(test)]
+thread_local! {
+    /// Makes the current (blocking) thread fail writing temporary files, for the tests of a
+    /// failed write.
+    pub(crate) static FAIL_TEMP_WRITES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 impl Store {
     /// Writes and syncs a new temporary file holding `contents` and returns its name in the
     /// folder of temporary files. A failed write removes its file.
@@ -43,7 +50,7 @@ impl Store {
     ) -> Result<(), FsError> {
         let failed = |e| FsError::io("write temporary file for", path, e);
         #[cfg(test)]
-        if crate::tests::fail_temp_writes() {
+        if FAIL_TEMP_WRITES.with(std::cell::Cell::get) {
             return Err(failed(io::Error::other("injected test failure")));
         }
         if self.chmod_after_create {

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use memory_core::options::{OptionsError, StoreOptions};
 
-use crate::{Blocking, FsOptions, FsStorage};
+use crate::options::{Blocking, FsOptions};
+use crate::storage::FsStorage;
 
 /// The options a folder store URL accepts (see the crate README's table).
 pub const URL_OPTIONS: &[&str] = &["sync", "blocking", "stale_temp_age", "portable"];
