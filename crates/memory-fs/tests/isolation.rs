@@ -156,7 +156,10 @@ fn concurrent_readers_never_see_another_files_bytes_nor_a_torn_file() {
             let out = Command::new(&exe)
                 .args(["--exact", "reader_child", "--nocapture", "--test-threads=1"])
                 .env("MEMORY_FS_READER_BASE", &base)
-                .env("MEMORY_FS_READER_PORTABLE", if portable { "1" } else { "0" })
+                .env(
+                    "MEMORY_FS_READER_PORTABLE",
+                    if portable { "1" } else { "0" },
+                )
                 .output()
                 .unwrap();
             assert!(out.status.success(), "a reader process failed");
@@ -207,7 +210,11 @@ async fn a_descriptor_held_elsewhere_never_sees_a_later_memory() {
             let tool = MemoryTool::new(storage.clone());
             let log = dir.path().join("memories/log.md");
             storage
-                .write(&p("/memories/log.md"), b"line one\n".to_vec(), WriteMode::Create)
+                .write(
+                    &p("/memories/log.md"),
+                    b"line one\n".to_vec(),
+                    WriteMode::Create,
+                )
                 .await
                 .unwrap();
             let mut held = std::fs::OpenOptions::new()
@@ -216,8 +223,10 @@ async fn a_descriptor_held_elsewhere_never_sees_a_later_memory() {
                 .open(&log)
                 .unwrap();
             let out = tool
-                .execute(&json!({"command": "str_replace", "path": "/memories/log.md",
-                    "old_str": "one", "new_str": "two"}))
+                .execute(
+                    &json!({"command": "str_replace", "path": "/memories/log.md",
+                    "old_str": "one", "new_str": "two"}),
+                )
                 .await;
             assert!(!out.is_error, "{out:?}");
             let mut secrets = Vec::new();
@@ -285,50 +294,53 @@ async fn a_removed_secret_is_on_no_file_after_the_command() {
                 every_file(dir.path())
                     .into_iter()
                     .filter(|(_, bytes)| {
-                        bytes
-                            .windows(SECRET.len())
-                            .any(|w| w == SECRET.as_bytes())
+                        bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes())
                     })
                     .map(|(path, _)| path)
                     .collect::<Vec<_>>()
             };
-            let commands = [
-                json!({"command": "create", "path": "/memories/a.md",
-                    "file_text": format!("keep\n{SECRET}\n")}),
-                json!({"command": "str_replace", "path": "/memories/a.md",
-                    "old_str": SECRET, "new_str": "(removed)"}),
+            let batches = [
+                (
+                    "str_replace",
+                    vec![
+                        json!({"command": "create", "path": "/memories/a.md",
+                            "file_text": format!("keep\n{SECRET}\n")}),
+                        json!({"command": "str_replace", "path": "/memories/a.md",
+                            "old_str": SECRET, "new_str": "(removed)"}),
+                    ],
+                ),
+                (
+                    "delete",
+                    vec![
+                        json!({"command": "create", "path": "/memories/b/c.md", "file_text": SECRET}),
+                        json!({"command": "create", "path": "/memories/b/d.md", "file_text": "d"}),
+                        json!({"command": "delete", "path": "/memories/b/c.md"}),
+                    ],
+                ),
+                (
+                    "rename, str_replace and delete",
+                    vec![
+                        json!({"command": "create", "path": "/memories/e.md", "file_text": SECRET}),
+                        json!({"command": "create", "path": "/memories/f.md", "file_text": "f"}),
+                        json!({"command": "rename", "old_path": "/memories/f.md",
+                            "new_path": "/memories/g.md"}),
+                        json!({"command": "str_replace", "path": "/memories/e.md",
+                            "old_str": SECRET, "new_str": "gone"}),
+                        json!({"command": "delete", "path": "/memories/e.md"}),
+                    ],
+                ),
             ];
-            for command in &commands {
-                assert!(!tool.execute(command).await.is_error);
+            for (what, commands) in batches {
+                for command in &commands {
+                    let out = tool.execute(command).await;
+                    assert!(!out.is_error, "{command}: {out:?}");
+                }
+                assert!(
+                    holds_secret().is_empty(),
+                    "portable={portable} {sync:?}, after {what}: {:?}",
+                    holds_secret()
+                );
             }
-            assert!(holds_secret().is_empty(), "after str_replace: {:?}", holds_secret());
-            let commands = [
-                json!({"command": "create", "path": "/memories/b/c.md", "file_text": SECRET}),
-                json!({"command": "create", "path": "/memories/b/d.md", "file_text": "d"}),
-                json!({"command": "delete", "path": "/memories/b/c.md"}),
-            ];
-            for command in &commands {
-                assert!(!tool.execute(command).await.is_error);
-            }
-            assert!(holds_secret().is_empty(), "after delete: {:?}", holds_secret());
-            let commands = [
-                json!({"command": "create", "path": "/memories/e.md", "file_text": SECRET}),
-                json!({"command": "create", "path": "/memories/f.md", "file_text": "f"}),
-                json!({"command": "rename", "old_path": "/memories/f.md",
-                    "new_path": "/memories/g.md"}),
-                json!({"command": "str_replace", "path": "/memories/e.md",
-                    "old_str": SECRET, "new_str": "gone"}),
-                json!({"command": "delete", "path": "/memories/e.md"}),
-            ];
-            for command in &commands {
-                let out = tool.execute(command).await;
-                assert!(!out.is_error, "{command}: {out:?}");
-            }
-            assert!(
-                holds_secret().is_empty(),
-                "portable={portable} {sync:?}: {:?}",
-                holds_secret()
-            );
         }
     }
 }
@@ -360,7 +372,10 @@ fn a_mount_over_a_folder_is_seen_by_the_next_read() {
         rt.block_on(storage.write(&path, b"on disk".to_vec(), WriteMode::Create))
             .unwrap();
         for _ in 0..32 {
-            assert_eq!(rt.block_on(storage.read(&path)).unwrap().contents, b"on disk");
+            assert_eq!(
+                rt.block_on(storage.read(&path)).unwrap().contents,
+                b"on disk"
+            );
         }
         let sub = dir.path().join("memories/sub");
         let sub_text = sub.to_str().unwrap();
@@ -378,7 +393,11 @@ fn a_mount_over_a_folder_is_seen_by_the_next_read() {
         let seen = rt.block_on(storage.read(&path));
         let listed = rt.block_on(storage.list(&p("/memories/sub")));
         mount(&["umount", "-l", sub_text]).unwrap();
-        assert_eq!(seen.unwrap().contents, b"on the mount", "portable={portable}");
+        assert_eq!(
+            seen.unwrap().contents,
+            b"on the mount",
+            "portable={portable}"
+        );
         assert_eq!(listed.unwrap().len(), 1);
         assert_eq!(
             rt.block_on(storage.read(&path)).unwrap().contents,
