@@ -144,8 +144,10 @@ fn request_id_note(request_id: Option<&str>) -> String {
 /// answer carrying `x-should-retry: true`; `x-should-retry: false` stops retries). The wait
 /// before retry `n` (0-based) is `initial_backoff * 2^n`, at most `max_backoff`, less a random
 /// jitter of up to a quarter; a `retry-after-ms` or `retry-after` header (in seconds or as an
-/// HTTP date) of at most `max_retry_after` is used instead. A retry whose wait would bring the
-/// request's waits past `max_total_wait` is not made: the last error is returned.
+/// HTTP date) of more than zero and at most `max_retry_after` is used instead. A header of
+/// zero, or a date already past, uses the backoff, as in the official SDKs (a retry at once
+/// would meet the same overload). A retry whose wait would bring the request's waits past
+/// `max_total_wait` is not made: the last error is returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// How many times a request is tried again after the first try (default 2).
@@ -154,7 +156,8 @@ pub struct RetryPolicy {
     pub initial_backoff: Duration,
     /// The longest computed wait (default 8 s).
     pub max_backoff: Duration,
-    /// The longest server-asked wait honoured (default 60 s); longer ones use the backoff.
+    /// The longest server-asked wait honoured (default 60 s); longer ones use the backoff, and
+    /// so do waits of zero (`retry-after: 0`, a date already past).
     pub max_retry_after: Duration,
     /// The most one request waits between its tries, in all (default 2 minutes).
     pub max_total_wait: Duration,
@@ -523,9 +526,11 @@ impl Client {
             if !failure.retry || retries >= retry.max_retries {
                 return Err(failure.error);
             }
+            // A server-asked wait between zero (excluded) and the cap, else the backoff: the
+            // official SDKs' rule, so `retry-after: 0` or a past date never retries at once.
             let wait = failure
                 .retry_after
-                .filter(|wait| *wait <= retry.max_retry_after)
+                .filter(|wait| !wait.is_zero() && *wait <= retry.max_retry_after)
                 .unwrap_or_else(|| retry.backoff(retries));
             if waited.saturating_add(wait) > retry.max_total_wait {
                 tracing::warn!(
@@ -945,7 +950,7 @@ mod tests {
             HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
         );
         assert_eq!(retry_after(&date, now), Some(Duration::from_secs(10)));
-        // A date already past: retry at once.
+        // A date already past: a wait of zero, which the retry loop replaces by the backoff.
         let later = now + Duration::from_secs(60);
         assert_eq!(retry_after(&date, later), Some(Duration::ZERO));
         for bad in [

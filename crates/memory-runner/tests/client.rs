@@ -160,6 +160,45 @@ async fn retry_after_beyond_the_cap_uses_the_backoff() {
     );
 }
 
+/// `retry-after: 0`, `retry-after-ms: 0` and an HTTP date already past are no wait at all:
+/// the official SDKs then use their exponential backoff, and so does the client, rather than
+/// retrying at once into the same overload.
+#[tokio::test]
+async fn a_zero_or_past_retry_after_uses_the_backoff() {
+    let past = http_date(std::time::SystemTime::now() - Duration::from_secs(3600));
+    for (name, value) in [
+        ("retry-after", "0"),
+        ("retry-after", "0.0"),
+        ("retry-after-ms", "0"),
+        ("retry-after", past.as_str()),
+    ] {
+        let api = FakeApi::start([
+            Reply::error(429, "rate_limit_error", "Slow down").header(name, value),
+            Reply::message(end_turn("ok")),
+        ])
+        .await;
+        let client = Client::builder()
+            .api_key("sk-test-key")
+            .base_url(api.url())
+            .retry(RetryPolicy {
+                initial_backoff: Duration::from_millis(400),
+                max_backoff: Duration::from_millis(400),
+                ..tiny_retries(1)
+            })
+            .build()
+            .unwrap();
+        let started = Instant::now();
+        client.create_message(&request()).await.unwrap();
+        // The backoff is 400 ms less at most a quarter of jitter.
+        assert!(
+            started.elapsed() >= Duration::from_millis(300),
+            "{name}: {value} retried after {:?}",
+            started.elapsed()
+        );
+        assert_eq!(api.requests().len(), 2);
+    }
+}
+
 #[tokio::test]
 async fn retries_stop_at_the_limit_with_the_apis_error() {
     let api =
