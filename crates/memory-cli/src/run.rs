@@ -12,9 +12,13 @@
 //! `--clear-tool-uses` and `--compact` turn on the API's context editing (old tool results
 //! cleared, the memory tool's kept; server-side compaction), each with its beta header.
 //!
+//! `--anthropic-version` sets the `anthropic-version` header (default
+//! [`memory_runner::API_VERSION`], the official SDKs' `2026-10-21`).
+//!
 //! Exit status: 0 when the run ended (also at `--max-iterations`, with a note on standard
 //! error), 1 when a request to the API failed, 2 when both `ANTHROPIC_API_KEY` and
-//! `ANTHROPIC_AUTH_TOKEN` are missing or the store cannot be opened (before anything is sent).
+//! `ANTHROPIC_AUTH_TOKEN` are missing, `--anthropic-version` cannot be a header, or the store
+//! cannot be opened (before anything is sent).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -53,7 +57,10 @@ summarise the earlier conversation (server-side compaction).
 
 Needs ANTHROPIC_API_KEY (sent as x-api-key) or ANTHROPIC_AUTH_TOKEN (sent as
 Authorization: Bearer; both are sent when both are set, as the official SDKs
-do); ANTHROPIC_BASE_URL points it elsewhere (a proxy, a test server). An API
+do); ANTHROPIC_BASE_URL points it elsewhere (a proxy, a test server).
+Requests carry anthropic-version: 2026-10-21, the official SDKs' version;
+--anthropic-version DATE sends another (e.g. for a proxy that knows only
+2023-06-01). An API
 error is printed with its status, type, message and request id. Exit status:
 0 when the run ended, 1 when a request failed, 2 when the key is missing or
 the store cannot be opened.
@@ -87,6 +94,11 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value_t = 4096, value_name = "N")]
     max_tokens: u32,
 
+    /// The `anthropic-version` header of every request; the default is the official SDKs'
+    /// (which refuses temperature, top_p and top_k; `memory run` sends none of them).
+    #[arg(long, value_name = "DATE", default_value = memory_runner::API_VERSION)]
+    anthropic_version: String,
+
     /// Print each reply once it is complete instead of streaming Claude's text as it is
     /// written (the output is the same).
     #[arg(long)]
@@ -117,7 +129,10 @@ pub(crate) struct RunArgs {
 /// Runs `memory run`.
 pub(crate) async fn run(args: RunArgs) -> ExitCode {
     // The key first: without it nothing happens, not even creating the store.
-    let client = match ClientBuilder::from_env().build() {
+    let client = match ClientBuilder::from_env()
+        .anthropic_version(&args.anthropic_version)
+        .build()
+    {
         Ok(client) => client,
         Err(e) => {
             eprintln!("memory: {e}");

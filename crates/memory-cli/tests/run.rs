@@ -291,6 +291,55 @@ async fn context_editing_flags_send_the_edits_and_their_betas() {
     }
 }
 
+/// `memory run` sends the official SDKs' `anthropic-version: 2026-10-21` and no sampling
+/// parameter (that version refuses `temperature`, `top_p` and `top_k`);
+/// `--anthropic-version` sends another; one that cannot be a header exits 2 before any request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_anthropic_version_is_the_sdks_unless_anthropic_version_says() {
+    for (flags, version) in [
+        (vec![], "2026-10-21"),
+        (vec!["--anthropic-version", "2023-06-01"], "2023-06-01"),
+    ] {
+        for stream in [true, false] {
+            let api =
+                FakeApi::start([Reply::message(memory_runner::testing::end_turn("ok"))]).await;
+            let mut args = vec!["--store", "mem:"];
+            args.extend(&flags);
+            if !stream {
+                args.push("--no-stream");
+            }
+            args.push("hello");
+            let out = memory_run(Some(&api), &args).await;
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            let sent = &api.requests()[0];
+            assert_eq!(sent.header("anthropic-version"), Some(version));
+            let body = sent.json();
+            for refused in ["temperature", "top_p", "top_k"] {
+                assert!(body.get(refused).is_none(), "{refused} in {body}");
+            }
+        }
+    }
+    let api = FakeApi::start([]).await;
+    let out = memory_run(
+        Some(&api),
+        &["--store", "mem:", "--anthropic-version", "", "hello"],
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("anthropic-version"), "{stderr}");
+    assert!(api.requests().is_empty());
+    let help = std::process::Command::new(MEMORY)
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let help = text(&help.stdout);
+    assert!(
+        help.contains("--anthropic-version <DATE>") && help.contains("2026-10-21"),
+        "{help}"
+    );
+}
+
 #[tokio::test]
 async fn a_bad_store_exits_2_before_any_request() {
     let api = FakeApi::start([]).await;

@@ -17,8 +17,13 @@ use crate::{BoxError, MessageResponse, MessagesRequest, MessagesTransport};
 /// Where the API is unless `ANTHROPIC_BASE_URL` or [`ClientBuilder::base_url`] says otherwise.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 
-/// The `anthropic-version` header sent with every request.
-pub const API_VERSION: &str = "2023-06-01";
+/// The `anthropic-version` header sent with every request unless
+/// [`ClientBuilder::anthropic_version`] sets another: the version the official SDKs send.
+///
+/// This version refuses the sampling parameters `temperature`, `top_p` and `top_k`; the client
+/// sends none of them unless the request sets them ([`MessagesRequest::temperature`],
+/// [`MessagesRequest::param`]). To send them, pick an older version, e.g. `2023-06-01`.
+pub const API_VERSION: &str = "2026-10-21";
 
 /// The statuses worth another try: rate limited, server errors, overloaded.
 const RETRY_STATUSES: [u16; 6] = [429, 500, 502, 503, 504, 529];
@@ -222,6 +227,8 @@ struct Inner {
     bearer: Option<HeaderValue>,
     betas: Vec<String>,
     retry: RetryPolicy,
+    /// The `anthropic-version` header.
+    api_version: HeaderValue,
 }
 
 impl fmt::Debug for Client {
@@ -238,6 +245,7 @@ impl fmt::Debug for Client {
             )
             .field("betas", &self.inner.betas)
             .field("retry", &self.inner.retry)
+            .field("anthropic_version", &self.inner.api_version)
             .finish()
     }
 }
@@ -253,6 +261,7 @@ impl fmt::Debug for Client {
 /// | connect timeout | 30 seconds | |
 /// | retries | [`RetryPolicy::default`] | |
 /// | betas | none | |
+/// | `anthropic-version` | [`API_VERSION`] (`2026-10-21`) | |
 ///
 /// One of the API key and the bearer token is required. As in the official SDKs, each one
 /// given is sent: both headers when both are set (the API decides which it honours).
@@ -265,6 +274,7 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     retry: RetryPolicy,
     betas: Vec<String>,
+    api_version: String,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -280,6 +290,7 @@ impl fmt::Debug for ClientBuilder {
             .field("connect_timeout", &self.connect_timeout)
             .field("retry", &self.retry)
             .field("betas", &self.betas)
+            .field("anthropic_version", &self.api_version)
             .finish()
     }
 }
@@ -294,6 +305,7 @@ impl Default for ClientBuilder {
             connect_timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
             betas: Vec::new(),
+            api_version: API_VERSION.to_owned(),
         }
     }
 }
@@ -363,12 +375,32 @@ impl ClientBuilder {
         self
     }
 
+    /// Sets the `anthropic-version` header of every request (default [`API_VERSION`],
+    /// `2026-10-21`, what the official SDKs send). An older version such as `2023-06-01` still
+    /// accepts `temperature`, `top_p` and `top_k`, which `2026-10-21` refuses.
+    ///
+    /// ```
+    /// use memory_runner::Client;
+    ///
+    /// let client = Client::builder()
+    ///     .api_key("sk-...")
+    ///     .anthropic_version("2023-06-01")
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(client.anthropic_version(), "2023-06-01");
+    /// ```
+    pub fn anthropic_version(mut self, version: impl Into<String>) -> Self {
+        self.api_version = version.into();
+        self
+    }
+
     /// Builds the client.
     ///
     /// # Errors
     /// [`ApiError::MissingApiKey`] without a key or token; [`ApiError::Config`] for a key or
-    /// token that cannot be a header, a base URL that is not `http(s)://`, or a TLS setup
-    /// failure. No error holds the key or the token.
+    /// token that cannot be a header, an `anthropic-version` that is empty or not printable
+    /// ASCII, a base URL that is not `http(s)://`, or a TLS setup failure. No error holds the
+    /// key or the token.
     pub fn build(self) -> Result<Client, ApiError> {
         if self.api_key.is_none() && self.auth_token.is_none() {
             return Err(ApiError::MissingApiKey);
@@ -388,6 +420,16 @@ impl ClientBuilder {
             .auth_token
             .map(|token| sensitive(format!("Bearer {}", token.trim()), "auth token"))
             .transpose()?;
+        let version = self.api_version.trim();
+        let api_version = Some(version)
+            .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic()))
+            .and_then(|v| HeaderValue::from_str(v).ok())
+            .ok_or_else(|| {
+                ApiError::Config(format!(
+                    "the anthropic-version `{}` cannot be a header (an API version is a date such as {API_VERSION})",
+                    self.api_version.escape_debug()
+                ))
+            })?;
         let base = self.base_url.trim_end_matches('/');
         if !(base.starts_with("http://") || base.starts_with("https://")) {
             return Err(ApiError::Config(format!(
@@ -410,6 +452,7 @@ impl ClientBuilder {
                 bearer,
                 betas: self.betas,
                 retry: self.retry,
+                api_version,
             }),
         })
     }
@@ -446,6 +489,12 @@ impl Client {
     /// The retry policy in force.
     pub fn retry_policy(&self) -> &RetryPolicy {
         &self.inner.retry
+    }
+
+    /// The `anthropic-version` header every request carries ([`API_VERSION`] unless
+    /// [`ClientBuilder::anthropic_version`] set another).
+    pub fn anthropic_version(&self) -> &str {
+        self.inner.api_version.to_str().unwrap_or(API_VERSION)
     }
 
     /// Sends one request and returns Claude's reply, retrying as the [`RetryPolicy`] says.
@@ -565,7 +614,7 @@ impl Client {
             .inner
             .http
             .post(&self.inner.messages_url)
-            .header("anthropic-version", API_VERSION)
+            .header("anthropic-version", self.inner.api_version.clone())
             .header("content-type", "application/json")
             .header("accept", accept);
         if let Some(key) = &self.inner.api_key {

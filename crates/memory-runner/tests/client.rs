@@ -50,7 +50,7 @@ async fn sends_the_documented_headers_and_body() {
     assert_eq!(sent.method, "POST");
     assert_eq!(sent.path, "/v1/messages");
     assert_eq!(sent.header("x-api-key"), Some("sk-test-key"));
-    assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(sent.header("anthropic-version"), Some("2026-10-21"));
     assert_eq!(
         sent.header("anthropic-beta"),
         Some("some-beta-2025-01-01,other-beta")
@@ -65,6 +65,77 @@ async fn sends_the_documented_headers_and_body() {
             "top_k": 3
         })
     );
+}
+
+/// `anthropic-version` is the official SDKs' `2026-10-21` unless the builder sets another;
+/// that version refuses `temperature`, `top_p` and `top_k`, so a request that sets none of
+/// them sends none, streamed or not, through the runner too.
+#[tokio::test]
+async fn the_api_version_is_the_sdks_unless_set_and_no_sampling_parameter_is_sent_unasked() {
+    assert_eq!(memory_runner::API_VERSION, "2026-10-21");
+    let api = FakeApi::start([
+        Reply::message(end_turn("a")),
+        Reply::message(end_turn("b")),
+        Reply::message(end_turn("c")),
+        Reply::message(end_turn("d")),
+    ])
+    .await;
+    let default = client(&api, 0);
+    assert_eq!(default.anthropic_version(), "2026-10-21");
+    default.create_message(&request()).await.unwrap();
+    default
+        .stream(&request())
+        .await
+        .unwrap()
+        .final_message()
+        .await
+        .unwrap();
+    memory_runner::ToolRunner::new(default.clone(), request())
+        .tool(memory_runner::memory_core::MemoryTool::new(
+            memory_runner::memory_core::InMemoryStorage::new(),
+        ))
+        .run_until_done()
+        .await
+        .unwrap();
+    let older = Client::builder()
+        .api_key("sk-test-key")
+        .base_url(api.url())
+        .anthropic_version(" 2023-06-01 ")
+        .retry(RetryPolicy::none())
+        .build()
+        .unwrap();
+    assert_eq!(older.anthropic_version(), "2023-06-01");
+    older
+        .create_message(&request().temperature(0.2))
+        .await
+        .unwrap();
+    let sent = api.requests();
+    assert_eq!(sent.len(), 4);
+    for (i, want) in ["2026-10-21", "2026-10-21", "2026-10-21", "2023-06-01"]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(
+            sent[i].header("anthropic-version"),
+            Some(want),
+            "request {i}"
+        );
+    }
+    for request in &sent[..3] {
+        let body = request.json();
+        for refused in ["temperature", "top_p", "top_k"] {
+            assert!(body.get(refused).is_none(), "{refused} in {body}");
+        }
+    }
+    assert_eq!(sent[3].json()["temperature"], json!(0.2));
+    for bad in ["", " ", "2026-10\n-21", "2026 10 21", "2026-10-21\u{e9}"] {
+        let err = Client::builder()
+            .api_key("k")
+            .anthropic_version(bad)
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, ApiError::Config(_)), "{bad:?}: {err:?}");
+    }
 }
 
 #[tokio::test]

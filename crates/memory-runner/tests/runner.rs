@@ -97,7 +97,7 @@ async fn memory_turn_then_end_turn_sends_the_exact_requests() {
     assert_eq!(requests.len(), 2);
     for sent in &requests {
         assert_eq!(sent.header("x-api-key"), Some("sk-test-key"));
-        assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+        assert_eq!(sent.header("anthropic-version"), Some("2026-10-21"));
         // The memory tool is generally available: no beta header.
         assert_eq!(sent.header("anthropic-beta"), None);
     }
