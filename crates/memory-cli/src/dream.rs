@@ -75,12 +75,12 @@ Example:
 #[derive(Debug, clap::Args)]
 pub(crate) struct DreamArgs {
     /// The store to consolidate (any store URL), opened read-only.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = crate::store_args::store_url_arg)]
     from: String,
 
     /// The store the consolidated copy goes into (any store URL): empty or new, unless
     /// --force.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = crate::store_args::store_url_arg)]
     into: String,
 
     /// More instructions for Claude (after the dream's own).

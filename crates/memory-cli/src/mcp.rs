@@ -52,7 +52,9 @@ Register it with Claude Code:
 or in Claude Desktop's claude_desktop_config.json:
 
   {\"mcpServers\": {\"memory\": {\"command\": \"memory\",
-                               \"args\": [\"mcp\", \"--store\", \"/home/me/.claude-memory\"]}}}
+                               \"args\": [\"mcp\", \"--store\", \"~/.claude-memory\"]}}}
+
+(no shell expands the ~/ there: memory does, to HOME, or USERPROFILE on Windows).
 
 Without --store (and MEMORY_STORE), the store is the folder `memory` in the user's data
 directory: $XDG_DATA_HOME/memory, else ~/.local/share/memory (on macOS

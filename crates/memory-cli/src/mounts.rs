@@ -11,8 +11,8 @@ use memory_cli::store_url::{self, StoreUrl, compiled_schemes};
 use memory_core::{InMemoryStorage, Storage};
 use memory_runner::mounts::memory_store::Actor;
 use memory_runner::mounts::{
-    Access, MAX_INSTRUCTIONS_CHARS, MAX_MOUNTS, Mount, MountInstructions, MountSpec, Mounts,
-    new_session_id,
+    Access, MAX_INSTRUCTIONS_CHARS, MAX_MOUNTS, Mount, MountInstructions, MountSpec,
+    MountSpecError, Mounts, new_session_id,
 };
 use memory_runner::{OpenOptions, STORE_API_KEY_VAR, open_mount};
 
@@ -52,6 +52,14 @@ sesn_... id per run, printed on standard error at start."
     )
 }
 
+/// One `--mount`: memory-mounts' `[NAME=]URL[:ro]`, its URL's `~/` in the home directory as
+/// for every store URL.
+fn parse_mount(raw: &str) -> Result<MountSpec, String> {
+    let mut spec: MountSpec = raw.parse().map_err(|e: MountSpecError| e.to_string())?;
+    spec.url = crate::store_args::store_url_arg(&spec.url)?;
+    Ok(spec)
+}
+
 /// `--session-id`: the rule every versioned store applies (memory-store's
 /// `Actor::is_valid_session_id`), checked for every store so a bad id is a usage error.
 pub(crate) fn parse_session_id(raw: &str) -> Result<String, String> {
@@ -67,7 +75,7 @@ pub(crate) fn parse_session_id(raw: &str) -> Result<String, String> {
 pub(crate) struct MountArgs {
     /// Mount a store at /memories/<slug of a versioned store's display name, or of NAME>
     /// (repeat, up to 8); a final `:ro` makes it read-only. With --mount, --store is not used.
-    #[arg(long = "mount", value_name = "[NAME=]URL[:ro]")]
+    #[arg(long = "mount", value_name = "[NAME=]URL[:ro]", value_parser = parse_mount)]
     pub(crate) mounts: Vec<MountSpec>,
 
     /// Instructions for the mount whose folder is NAME (`team-handbook` for

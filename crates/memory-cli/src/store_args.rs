@@ -33,10 +33,27 @@ pub(crate) fn store_forms_help() -> String {
     for (form, meaning) in forms {
         text.push_str(&format!("  {form:width$}  {meaning}\n"));
     }
+    text.push_str(
+        "A path starting with ~/ (bare, or after file:, sqlite: or store+sqlite:) is in the\n\
+         home directory (HOME; USERPROFILE on Windows), with or without a shell to expand it.\n",
+    );
     if !cfg!(feature = "encrypted") {
         text.push_str("(This build has no encryption: --encryption-key-file is refused.)\n");
     }
     text
+}
+
+/// Every store URL argument of the program (`--store`, `MEMORY_STORE`, `copy`'s and
+/// `dream`'s stores, each `--mount`): a path starting with `~/` is in the home directory
+/// ([`store_url::expand_home`]), since a store URL often reaches the program with no shell to
+/// expand it (an MCP client's JSON configuration).
+pub(crate) fn store_url_arg(raw: &str) -> Result<String, String> {
+    store_url::expand_home(raw)
+}
+
+/// `--db`: a path starting with `~/` is in the home directory, as for every store URL.
+fn db_arg(raw: &str) -> Result<PathBuf, String> {
+    store_url::expand_home(raw).map(PathBuf::from)
 }
 
 /// The one-line help of `--store`.
@@ -46,7 +63,8 @@ fn store_help() -> String {
         .flat_map(|(form, _)| form.split(" or "))
         .collect();
     format!(
-        "The store: {} [default: {DEFAULT_STORE}; for `memory mcp`, the user's data directory]",
+        "The store: {} (a path starting with ~/ is in the home directory) [default: \
+         {DEFAULT_STORE}; for `memory mcp`, the user's data directory]",
         forms.join(", ")
     )
 }
@@ -54,7 +72,7 @@ fn store_help() -> String {
 /// Where a command's store is, and how to read it.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct StoreArgs {
-    #[arg(long, env = "MEMORY_STORE", value_name = "URL", help = store_help())]
+    #[arg(long, env = "MEMORY_STORE", value_name = "URL", help = store_help(), value_parser = store_url_arg)]
     pub(crate) store: Option<String>,
 
     /// Decrypt and encrypt with the 32-byte key in FILE (64 hex characters; see `memory keygen`).
@@ -273,7 +291,8 @@ pub(crate) struct DbArgs {
         global = true,
         env = "MEMORY_STORES_DB",
         default_value = "./memory-stores.db",
-        value_name = "PATH|URL"
+        value_name = "PATH|URL",
+        value_parser = db_arg
     )]
     pub(crate) path: PathBuf,
 }

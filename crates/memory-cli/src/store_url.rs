@@ -13,6 +13,12 @@
 //! followed by `:` is read as a scheme, so a directory whose name looks like one
 //! (`notes:2024`) is written `./notes:2024` or `file:notes:2024`.
 //!
+//! A path that starts with `~/` (or is `~`), bare or after `file:`, `sqlite:` or
+//! `store+sqlite:`, is in the user's home directory: `HOME` on Unix, `USERPROFILE` on Windows
+//! ([`expand_home`]). The program does this itself because a store URL often reaches it
+//! with no shell in between (an MCP client's JSON configuration, `MEMORY_STORE` in a service
+//! file); a folder literally named `~` is written `./~`. `~user/` is not expanded.
+//!
 //! Parsing and opening are memory-runner's ([`memory_runner::store`]), the one implementation
 //! Rust applications use too; this module re-exports them and adds the program's own policy
 //! on top: an `s3://` store is checked with one request when it is opened, so a wrong
@@ -36,6 +42,73 @@ use memory_core::{MemoryPath, Storage};
 pub use memory_runner::store::{
     OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes,
 };
+
+/// `raw` with a leading `~` of its path replaced by the home directory, for every store URL
+/// the program is given (`--store`, `MEMORY_STORE`, `--mount`, `copy`'s and `dream`'s stores,
+/// `--db`): a bare path or the path after `file:`, `sqlite:` or `store+sqlite:` that is `~`
+/// or starts with `~/` (also `~\` on Windows). The home directory is `HOME` on Unix and
+/// `USERPROFILE` on Windows; anything else is returned unchanged.
+///
+/// # Errors
+/// The path starts with `~` but the variable is not set (or is empty, or is not Unicode).
+pub fn expand_home(raw: &str) -> Result<String, String> {
+    let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    let home = std::env::var_os(var)
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from);
+    expand_home_with(raw, home.as_deref()).ok_or_else(|| {
+        format!(
+            "the store `{raw}` is in the home directory, but {var} is not set: give the \
+             store's full path"
+        )
+    })
+}
+
+/// [`expand_home`] with the home directory given (`None`: there is none); `None` when the
+/// path needs a home directory and `home` is none (or not Unicode).
+fn expand_home_with(raw: &str, home: Option<&std::path::Path>) -> Option<String> {
+    let (head, path) = match raw.split_once(':') {
+        Some((word, rest))
+            if ["file", "sqlite", "store+sqlite"]
+                .iter()
+                .any(|s| word.eq_ignore_ascii_case(s)) =>
+        {
+            (&raw[..=word.len()], rest)
+        }
+        // Another scheme (`s3:`, `mem:`, `postgres:`...) holds no local path.
+        Some((word, _)) if is_scheme_word(word) => return Some(raw.to_owned()),
+        _ => ("", raw),
+    };
+    let Some(after) = path.strip_prefix('~') else {
+        return Some(raw.to_owned());
+    };
+    let separator = |c: char| c == '/' || (cfg!(windows) && c == '\\');
+    let ends = match after.chars().next() {
+        None => true,
+        Some(c) => separator(c) || matches!(c, '?' | '#'),
+    };
+    if !ends {
+        return Some(raw.to_owned());
+    }
+    let home = home.and_then(std::path::Path::to_str)?;
+    // `~/x` under a home of `/home/me/` is `/home/me/x`; `~` alone is the home as it is.
+    let home = if after.starts_with(separator) {
+        home.trim_end_matches(separator)
+    } else {
+        home
+    };
+    Some(format!("{head}{home}{after}"))
+}
+
+/// Whether `word` (the text before a URL's first `:`) is read as a scheme: an ASCII letter,
+/// then at least one more letter, digit, `+`, `-` or `.` (memory-runner's rule; a one-letter
+/// drive `C:` is part of a path).
+fn is_scheme_word(word: &str) -> bool {
+    let mut chars = word.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && word.len() >= 2
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
 
 /// The file or directory a local store (`PATH`, `file:PATH`, `sqlite:PATH`) lives at, for the
 /// program's own checks (a read-only command never creates a store); `None` for the others.
@@ -159,6 +232,45 @@ mod tests {
         let store = open(&url, &OpenOptions::new()).await.unwrap();
         let root = memory_core::MemoryPath::parse("/memories").unwrap();
         assert!(store.list(&root).await.unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_tilde_path_is_in_the_home_directory() {
+        let home = Some(std::path::Path::new("/home/me"));
+        let expand = |raw: &str| expand_home_with(raw, home).unwrap();
+        for (raw, expanded) in [
+            ("~/.claude-memory", "/home/me/.claude-memory"),
+            ("~", "/home/me"),
+            ("~?sync=data", "/home/me?sync=data"),
+            ("file:~/notes", "file:/home/me/notes"),
+            ("FILE:~", "FILE:/home/me"),
+            ("sqlite:~/m.db?sync=data", "sqlite:/home/me/m.db?sync=data"),
+            (
+                "store+sqlite:~/s.db#memstore_1",
+                "store+sqlite:/home/me/s.db#memstore_1",
+            ),
+            // Not a home path: left as written.
+            ("./~/x", "./~/x"),
+            ("~other/x", "~other/x"),
+            ("~x", "~x"),
+            ("a/~/b", "a/~/b"),
+            ("mem:", "mem:"),
+            ("s3://bucket/~/x", "s3://bucket/~/x"),
+            ("postgres://u@h/db", "postgres://u@h/db"),
+            ("file:./~", "file:./~"),
+        ] {
+            assert_eq!(expand(raw), expanded, "{raw}");
+        }
+        // A home of `/` or with a trailing separator gives no doubled or missing `/`.
+        let root = Some(std::path::Path::new("/"));
+        assert_eq!(expand_home_with("~/x", root).unwrap(), "/x");
+        assert_eq!(expand_home_with("~", root).unwrap(), "/");
+        let slash = Some(std::path::Path::new("/home/me/"));
+        assert_eq!(expand_home_with("~/x", slash).unwrap(), "/home/me/x");
+        // No home directory: only a path that needs one fails.
+        assert_eq!(expand_home_with("~/x", None), None);
+        assert_eq!(expand_home_with("sqlite:~", None), None);
+        assert_eq!(expand_home_with("./x", None).as_deref(), Some("./x"));
     }
 
     #[test]

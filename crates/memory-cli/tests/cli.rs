@@ -613,3 +613,127 @@ fn store_options_on_the_command_line_are_checked_like_the_url_ones() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("KEY=VALUE"), "{stderr}");
 }
+
+/// A store path written `~/…` with no shell to expand it (an MCP client's JSON `args`,
+/// `MEMORY_STORE` in a service file) is in the home directory, for every command that takes
+/// a store; nothing named `~` appears in the working directory.
+#[cfg(all(feature = "fs", feature = "sqlite"))]
+#[test]
+fn a_tilde_store_path_is_in_the_home_directory_without_a_shell() {
+    let cwd = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let memory = |args: &[&str]| {
+        let mut cmd = Command::new(MEMORY);
+        cmd.args(args)
+            .current_dir(cwd.path())
+            .env_remove("MEMORY_STORE")
+            .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+            .env("HOME", home.path())
+            .env("USERPROFILE", home.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd
+    };
+    let create =
+        (common::line(json!({"command": "create", "path": "/memories/a.md", "file_text": "a"}))
+            + "\n")
+            .into_bytes();
+    for store in [
+        "~/.claude-memory",
+        "file:~/file-store",
+        "sqlite:~/m.db",
+        "~",
+    ] {
+        let out = common::feed_and_wait(
+            memory(&["exec", "--store", store]).spawn().unwrap(),
+            &create,
+        );
+        assert!(
+            out.status.success(),
+            "{store}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            common::answers_of(&out, 1)[0]["is_error"],
+            json!(false),
+            "{store}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(home.path().join(".claude-memory/memories/a.md")).unwrap(),
+        b"a"
+    );
+    assert_eq!(
+        std::fs::read(home.path().join("file-store/memories/a.md")).unwrap(),
+        b"a"
+    );
+    assert!(home.path().join("m.db").is_file());
+    assert_eq!(
+        std::fs::read(home.path().join("memories/a.md")).unwrap(),
+        b"a"
+    );
+
+    // MEMORY_STORE, an admin command, `memory copy`, `memory mcp` and a mount.
+    let out = memory(&["ls", "/memories/a.md"])
+        .env("MEMORY_STORE", "~/.claude-memory")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = memory(&["copy", "~/.claude-memory", "~/copied", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(home.path().join("copied/memories/a.md")).unwrap(),
+        b"a"
+    );
+    let out = memory(&["mcp", "--store", "~/mcp-store"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(home.path().join("mcp-store").is_dir());
+    let out = memory(&["mcp", "--mount", "notes=~/mounted"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(home.path().join("mounted").is_dir());
+    assert!(
+        std::fs::read_dir(cwd.path()).unwrap().next().is_none(),
+        "nothing in the working directory: {:?}",
+        std::fs::read_dir(cwd.path()).unwrap().collect::<Vec<_>>()
+    );
+
+    // No home directory: a clear usage error, and still nothing created.
+    for args in [
+        &["exec", "--store", "~/.claude-memory"][..],
+        &["mcp", "--store", "sqlite:~/m.db"],
+        &["mcp", "--mount", "notes=~/mounted"],
+    ] {
+        let (code, stderr) = refused(memory(args).env_remove("HOME").env_remove("USERPROFILE"));
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("HOME is not set") || stderr.contains("USERPROFILE is not set"),
+            "{stderr}"
+        );
+    }
+    assert!(std::fs::read_dir(cwd.path()).unwrap().next().is_none());
+}

@@ -20,9 +20,11 @@ included. Modification times are not carried over (TO stamps each file as it is
 written). MEMORY_STORE and MEMORY_ENCRYPTION_KEY_FILE are not used by copy.", "\n\n", exit_status_help!()))]
 pub(crate) struct CopyArgs {
     /// The store to copy from (a directory path, file:PATH, sqlite:PATH, s3://..., mem:).
+    #[arg(value_parser = crate::store_args::store_url_arg)]
     from: String,
 
     /// The store to copy into; created if needed.
+    #[arg(value_parser = crate::store_args::store_url_arg)]
     to: String,
 
     /// FROM is encrypted with the key in FILE.
