@@ -14,9 +14,9 @@ pub struct FsOptions {
     /// cannot lose or tear an acknowledged write; [`SyncMode::Data`] syncs the file only (a
     /// crash may lose the newest names, never tear a file); [`SyncMode::None`] syncs nothing,
     /// for throw-away stores (tests, caches): a killed process loses nothing, a power loss may
-    /// leave recent files empty or old. Every mode writes through a temporary file and a
-    /// rename (or, over an existing file, a name exchange), so no mode ever shows a torn file
-    /// to a reader.
+    /// leave recent files empty or old. Every mode writes through a fresh temporary file and a
+    /// rename, so no mode ever shows a torn file to a reader, and in none does a replaced
+    /// file's content stay on disk under any name once the write returns.
     pub sync: SyncMode,
     /// Temporary files at least this old are left-overs of a crashed writer and are removed
     /// when the store is opened; younger ones may belong to a writer in another process that
