@@ -257,6 +257,26 @@ async fn a_stream_cut_mid_way_fails_the_run_and_says_so() {
     assert_eq!(api.requests().len(), 1);
 }
 
+/// A streamed request answered with a plain JSON error body (a proxy ignoring `"stream":
+/// true`) is reported as that, with the API's error in it, not as a cut stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_json_answer_to_the_stream_is_reported_as_such() {
+    let api = FakeApi::start([
+        Reply::error(200, "overloaded_error", "Overloaded").header("request-id", "req_plain")
+    ])
+    .await;
+    let out = memory_run(Some(&api), &["--store", "mem:", "hello"]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "memory: the Messages API answered a streamed request with status 200 and content-type \
+         application/json, not an event stream: the API's error overloaded_error: Overloaded \
+         (request-id req_plain)\n"
+    );
+    assert_eq!(api.requests().len(), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn context_editing_flags_send_the_edits_and_their_betas() {
     for (flags, edits, beta) in [

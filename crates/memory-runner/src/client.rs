@@ -91,6 +91,31 @@ pub enum ApiError {
         /// The `request-id` header of the streamed answer.
         request_id: Option<String>,
     },
+    /// A streamed request ([`Client::stream`]) answered with a success status but a body
+    /// that is not an event stream (its `content-type` is not `text/event-stream`): a proxy
+    /// or gateway that ignored `"stream": true`, or answered with an error of its own. The
+    /// body was read whole; when it holds the API's error shape, its type and message are
+    /// here. Not retried.
+    #[error(
+        "the Messages API answered a streamed request with status {status} and {}, not an \
+         event stream: {}{}",
+        content_type.as_deref().map_or_else(|| "no content-type".to_owned(), |t| format!("content-type {t}")),
+        not_a_stream_detail(error_type.as_deref(), message),
+        request_id_note(request_id.as_deref())
+    )]
+    NotAStream {
+        /// The HTTP status (a success).
+        status: u16,
+        /// The answer's `content-type`, when it had one.
+        content_type: Option<String>,
+        /// The API's error type, when the body is the API's error shape.
+        error_type: Option<String>,
+        /// The API's error message when the body is the API's error shape, else the start of
+        /// the body.
+        message: String,
+        /// The `request-id` header.
+        request_id: Option<String>,
+    },
     /// A successful status whose body is not a message.
     #[error("the Messages API sent a body that is not a message (status {status}): {source}")]
     Decode {
@@ -108,7 +133,9 @@ impl ApiError {
     /// The HTTP status, for errors the API answered.
     pub fn status(&self) -> Option<u16> {
         match self {
-            ApiError::Api { status, .. } | ApiError::Decode { status, .. } => Some(*status),
+            ApiError::Api { status, .. }
+            | ApiError::Decode { status, .. }
+            | ApiError::NotAStream { status, .. } => Some(*status),
             _ => None,
         }
     }
@@ -118,6 +145,7 @@ impl ApiError {
     pub fn error_type(&self) -> Option<&str> {
         match self {
             ApiError::Api { error_type, .. } => Some(error_type),
+            ApiError::NotAStream { error_type, .. } => error_type.as_deref(),
             ApiError::Stream {
                 source: StreamError::Api { error_type, .. },
                 ..
@@ -129,11 +157,20 @@ impl ApiError {
     /// The `request-id` header of the answer, for support requests.
     pub fn request_id(&self) -> Option<&str> {
         match self {
-            ApiError::Api { request_id, .. } | ApiError::Stream { request_id, .. } => {
-                request_id.as_deref()
-            }
+            ApiError::Api { request_id, .. }
+            | ApiError::Stream { request_id, .. }
+            | ApiError::NotAStream { request_id, .. } => request_id.as_deref(),
             _ => None,
         }
+    }
+}
+
+/// What a body that is not an event stream held: the API's error, or the body's start.
+fn not_a_stream_detail(error_type: Option<&str>, message: &str) -> String {
+    match error_type {
+        Some(error_type) => format!("the API's error {error_type}: {message}"),
+        None if message.is_empty() => "an empty body".to_owned(),
+        None => format!("the body begins `{message}`"),
     }
 }
 
@@ -535,7 +572,10 @@ impl Client {
     /// ```
     ///
     /// # Errors
-    /// As [`create_message`](Self::create_message), for the answer's status.
+    /// As [`create_message`](Self::create_message), for the answer's status;
+    /// [`ApiError::NotAStream`] when a success status comes with a body that is not an event
+    /// stream (a `content-type` other than `text/event-stream`), with the API's error from
+    /// that body when it holds one.
     pub async fn stream(&self, request: &MessagesRequest) -> Result<MessageStream, ApiError> {
         let mut body =
             serde_json::to_value(request).map_err(|e| ApiError::Config(e.to_string()))?;
@@ -637,6 +677,17 @@ impl Client {
     async fn open_stream(&self, body: &[u8], betas: &[String]) -> Result<MessageStream, Failure> {
         let response = self.send(body, betas, "text/event-stream").await?;
         let status = response.status();
+        let content_type = header(response.headers(), "content-type").map(str::to_owned);
+        let event_stream = content_type.as_deref().is_none_or(|t| {
+            t.split(';')
+                .next()
+                .is_some_and(|media| media.trim().eq_ignore_ascii_case("text/event-stream"))
+        });
+        if status.is_success() && !event_stream {
+            let headers = response.headers().clone();
+            let bytes = response.bytes().await.map_err(transport_failure)?;
+            return Err(not_a_stream(status, content_type, &headers, &bytes));
+        }
         if status.is_success() {
             let request_id = header(response.headers(), "request-id").map(str::to_owned);
             return Ok(MessageStream {
@@ -671,6 +722,36 @@ impl Client {
             });
         }
         Err(status_failure(status, &headers, &bytes))
+    }
+}
+
+/// A success status answering a streamed request with a body that is not an event stream:
+/// never retried (the same proxy would answer the same).
+fn not_a_stream(
+    status: StatusCode,
+    content_type: Option<String>,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Failure {
+    let (error_type, message) = match error_shape(body) {
+        (Some(error_type), message) => (Some(error_type), message.unwrap_or_default()),
+        (None, _) => (None, snippet(body)),
+    };
+    tracing::debug!(
+        status = status.as_u16(),
+        ?content_type,
+        "a streamed request got no event stream"
+    );
+    Failure {
+        error: ApiError::NotAStream {
+            status: status.as_u16(),
+            content_type,
+            error_type,
+            message,
+            request_id: header(headers, "request-id").map(str::to_owned),
+        },
+        retry: false,
+        retry_after: None,
     }
 }
 
@@ -914,7 +995,9 @@ fn http_date(text: &str) -> Option<SystemTime> {
     SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(secs))
 }
 
-fn api_error(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> ApiError {
+/// The type and message of the API's error shape (`{"error": {"type", "message"}}`), where
+/// the body has them.
+fn error_shape(body: &[u8]) -> (Option<String>, Option<String>) {
     let parsed: Option<Value> = serde_json::from_slice(body).ok();
     let error = parsed.as_ref().and_then(|v| v.get("error"));
     let field = |name| {
@@ -923,10 +1006,15 @@ fn api_error(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> ApiError {
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
+    (field("type"), field("message"))
+}
+
+fn api_error(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> ApiError {
+    let (error_type, message) = error_shape(body);
     ApiError::Api {
         status: status.as_u16(),
-        error_type: field("type").unwrap_or_else(|| "http_error".to_owned()),
-        message: field("message").unwrap_or_else(|| {
+        error_type: error_type.unwrap_or_else(|| "http_error".to_owned()),
+        message: message.unwrap_or_else(|| {
             let text = snippet(body);
             if text.is_empty() {
                 status.canonical_reason().unwrap_or("no body").to_owned()

@@ -592,6 +592,71 @@ async fn an_error_event_is_a_typed_error() {
     );
 }
 
+/// A streamed request answered with a success status and a plain body (a proxy that ignored
+/// `"stream": true`, a gateway's own error page) is said to be that, with the status, the
+/// content-type and the API's error inside it, never "the stream was cut"; not retried.
+#[tokio::test]
+async fn a_plain_json_answer_to_a_streamed_request_says_what_came() {
+    let cases = [
+        (
+            Reply::error(200, "overloaded_error", "Overloaded").header("request-id", "req_plain"),
+            Some("overloaded_error"),
+            "the Messages API answered a streamed request with status 200 and content-type \
+             application/json, not an event stream: the API's error overloaded_error: \
+             Overloaded (request-id req_plain)",
+        ),
+        (
+            Reply::json(200, &end_turn("whole"))
+                .header("content-type", "application/json; charset=utf-8"),
+            None,
+            "the Messages API answered a streamed request with status 200 and content-type \
+             application/json; charset=utf-8, not an event stream: the body begins `{",
+        ),
+        (
+            Reply::raw(200, "<html>Gateway says hi</html>").header("content-type", "text/html"),
+            None,
+            "the Messages API answered a streamed request with status 200 and content-type \
+             text/html, not an event stream: the body begins `<html>Gateway says hi</html>`",
+        ),
+    ];
+    for (reply, error_type, text) in cases {
+        let api = FakeApi::start([reply.clone(), reply, Reply::message(end_turn("never"))]).await;
+        let client = client(&api, 3);
+        let err = client.stream(&request()).await.unwrap_err();
+        assert!(matches!(err, ApiError::NotAStream { .. }), "{err:?}");
+        let shown = memory_runner_error_text(&err);
+        assert!(shown.starts_with(text), "{shown}");
+        assert!(!shown.contains("before message_stop"), "{shown}");
+        assert_eq!(err.status(), Some(200));
+        assert_eq!(err.error_type(), error_type);
+        // The same through the runner's transport; neither is retried.
+        let err = memory_runner::MessagesTransport::stream_message(
+            &client,
+            &request(),
+            &mut |_: &memory_runner::StreamEvent| {},
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, ApiError::NotAStream { .. }), "{err:?}");
+        assert_eq!(api.requests().len(), 2, "{shown}");
+        assert_eq!(api.remaining(), 1);
+    }
+    // An event stream whose content-type has parameters is a stream.
+    let events = memory_runner::testing::stream_events(&end_turn("Hello"), 2);
+    let api = FakeApi::start([
+        Reply::events(events).header("content-type", "Text/Event-Stream; charset=utf-8")
+    ])
+    .await;
+    let reply = client(&api, 0)
+        .stream(&request())
+        .await
+        .unwrap()
+        .final_message()
+        .await
+        .unwrap();
+    assert_eq!(reply.text(), "Hello");
+}
+
 #[tokio::test]
 async fn a_streamed_request_is_retried_until_the_stream_starts() {
     let api = FakeApi::start([
