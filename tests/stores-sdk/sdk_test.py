@@ -7,7 +7,7 @@ Runs in the oracle's venv (tests/oracle/setup.sh makes it when missing; ORACLE_V
 where). Starts `memory serve` on a loopback port with a fresh database and an API key file,
 then uses client.beta.memory_stores, .memories and .memory_versions: create, list with depth=1,
 update with a precondition (stale: ConflictError), rename, delete, versions listing, redact,
-archive. A client with the SDK's default retries sends each deterministic 409 once (the server
+archive; stores kept apart by workspace (`anthropic-workspace-id`). A client with the SDK's default retries sends each deterministic 409 once (the server
 says `x-should-retry: false`). Stops the server with SIGTERM and checks it exits cleanly. Exit 0
 when all pass.
 
@@ -267,6 +267,34 @@ def retries(base_url):
     http.close()
 
 
+def workspaces(base_url):
+    """Stores are workspace-scoped. anthropic 2.14.0 has no workspace option for an API-key
+    client (a credentials profile's `workspace_id` is only for OAuth and federation), so the
+    client sets `anthropic-workspace-id` through `default_headers`, which the SDK keeps on
+    every request: a store made in one workspace is not found, listed, read or written from
+    another, nor from the default workspace (no header)."""
+    def client(workspace=None):
+        headers = {"anthropic-workspace-id": workspace} if workspace else None
+        return anthropic.Anthropic(base_url=base_url, api_key=KEY, max_retries=0, default_headers=headers)
+    a, b, default = client("wrkspc_01SdkTestA"), client("wrkspc_01SdkTestB"), client()
+    sid = a.beta.memory_stores.create(name="Workspace A").id
+    mem = a.beta.memory_stores.memories.create(sid, path="/a.md", content="A only")
+    check(sid in [s.id for s in a.beta.memory_stores.list()], "listed in its own workspace")
+    for name, other in [("another workspace", b), ("the default workspace", default)]:
+        stores = other.beta.memory_stores
+        check(sid not in [s.id for s in stores.list(include_archived=True)], f"not listed in {name}")
+        expect(anthropic.NotFoundError, lambda: stores.retrieve(sid), f"not found from {name}")
+        expect(anthropic.NotFoundError, lambda: stores.memories.retrieve(mem.id, memory_store_id=sid),
+               f"its memory is not found from {name}")
+        expect(anthropic.NotFoundError,
+               lambda: stores.memories.update(mem.id, memory_store_id=sid, content="overwritten"),
+               f"its memory cannot be written from {name}")
+        expect(anthropic.NotFoundError, lambda: stores.delete(sid), f"it cannot be deleted from {name}")
+    check(a.beta.memory_stores.memories.retrieve(mem.id, memory_store_id=sid).content == "A only",
+          "unchanged in its own workspace")
+    a.beta.memory_stores.delete(sid)
+
+
 KEY = "sk-sdk-test-secret"
 
 
@@ -429,6 +457,7 @@ def main():
                                          http_client=alternating_http(urls))
             run(client)
             retries(urls[0])
+            workspaces(urls[0])
             if args.instances > 1:
                 killed = []
 

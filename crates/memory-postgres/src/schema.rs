@@ -104,6 +104,12 @@ const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER files_words_stale BEFORE UPDATE OF contents ON {s}.files
         FOR EACH ROW EXECUTE FUNCTION {s}.files_words_stale();
     "#,
+    // 4: the workspace each versioned store belongs to ('' for the default workspace, where
+    // every store made before workspaces were kept apart stays).
+    r#"
+    ALTER TABLE {s}.stores ADD COLUMN workspace_id text COLLATE "C" NOT NULL DEFAULT '';
+    CREATE INDEX stores_by_workspace ON {s}.stores (workspace_id, created_at, id);
+    "#,
 ];
 
 /// The schema version this build writes: the number of migrations it knows.

@@ -313,7 +313,8 @@ struct PgTx<'a> {
     write: bool,
 }
 
-const STORE_COLS: &str = "id, name, description, metadata, created_at, updated_at, archived_at";
+const STORE_COLS: &str =
+    "id, name, description, metadata, created_at, updated_at, archived_at, workspace_id";
 const MEMORY_COLS: &str = "id, store_id, path, content_sha256, content_size_bytes, \
      memory_version_id, created_at, updated_at";
 const VERSION_COLS: &str = "id, store_id, memory_id, operation, created_at, created_by_type, \
@@ -373,6 +374,7 @@ impl PgTx<'_> {
             created_at: Timestamp::from_micros(r.get(4)),
             updated_at: Timestamp::from_micros(r.get(5)),
             archived_at: r.get::<_, Option<i64>>(6).map(Timestamp::from_micros),
+            workspace_id: Some(r.get::<_, String>(7)).filter(|w| !w.is_empty()),
             id,
         })
     }
@@ -448,11 +450,11 @@ impl Tx for PgTx<'_> {
         let metadata =
             serde_json::to_string(&store.metadata).map_err(|e| self.bad(e.to_string()))?;
         let sql = format!(
-            "INSERT INTO {}.stores ({STORE_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
+            "INSERT INTO {}.stores ({STORE_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT (id) DO UPDATE SET name = excluded.name,
                  description = excluded.description, metadata = excluded.metadata,
                  created_at = excluded.created_at, updated_at = excluded.updated_at,
-                 archived_at = excluded.archived_at",
+                 archived_at = excluded.archived_at, workspace_id = excluded.workspace_id",
             self.s
         );
         self.execute(
@@ -465,6 +467,7 @@ impl Tx for PgTx<'_> {
                 &micros(store.created_at),
                 &micros(store.updated_at),
                 &store.archived_at.map(micros),
+                &store.workspace_id.as_deref().unwrap_or(""),
             ],
         )?;
         Ok(())
@@ -485,8 +488,11 @@ impl Tx for PgTx<'_> {
     }
 
     fn stores(&mut self, scan: &StoreScan) -> Result<Vec<Store>> {
-        let mut sql = format!("SELECT {STORE_COLS} FROM {}.stores WHERE true", self.s);
-        let mut params: Vec<Param> = Vec::new();
+        let mut sql = format!(
+            "SELECT {STORE_COLS} FROM {}.stores WHERE workspace_id = $1",
+            self.s
+        );
+        let mut params: Vec<Param> = vec![Box::new(scan.workspace.clone().unwrap_or_default())];
         if let Some(t) = scan.created_at_gte {
             params.push(Box::new(micros(t)));
             sql += &format!(" AND created_at >= ${}", params.len());

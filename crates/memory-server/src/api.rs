@@ -168,6 +168,8 @@ pub(crate) struct App {
 struct Ctx {
     request_id: String,
     actor: Option<Actor>,
+    /// The workspace the request acts in (`anthropic-workspace-id`; `None`: the default one).
+    workspace: Option<String>,
 }
 
 /// An error response: the hosted API's envelope ([`ErrorEnvelope`]).
@@ -336,6 +338,22 @@ fn session_of(headers: &HeaderMap) -> Result<Option<String>, &'static str> {
     }
 }
 
+/// The header selecting the workspace a request acts in, as the official SDKs send it.
+pub(crate) const WORKSPACE_HEADER: &str = "anthropic-workspace-id";
+
+/// The workspace named by [`WORKSPACE_HEADER`] (`None`: the default workspace, also for an
+/// empty value): 1 to 64 characters from `[0-9A-Za-z_-]`.
+pub(crate) fn workspace_of(headers: &HeaderMap) -> Result<Option<String>, &'static str> {
+    let Some(value) = headers.get(WORKSPACE_HEADER) else {
+        return Ok(None);
+    };
+    match value.to_str().map(str::trim) {
+        Ok("") => Ok(None),
+        Ok(id) if memory_store::is_valid_workspace_id(id) => Ok(Some(id.to_owned())),
+        _ => Err("anthropic-workspace-id must be 1 to 64 characters from [0-9A-Za-z_-]"),
+    }
+}
+
 /// Gives each request an id (the `request-id` response header and `request_id` of errors),
 /// checks its API key and records the actor.
 async fn context(State(app): State<App>, mut request: Request, next: Next) -> Response {
@@ -382,9 +400,17 @@ async fn context(State(app): State<App>, mut request: Request, next: Next) -> Re
             return with_request_id(ApiError::invalid(message).render(&request_id), &request_id);
         }
     };
+    // Stores are kept apart by workspace: one of another workspace is not found.
+    let workspace = match workspace_of(request.headers()) {
+        Ok(workspace) => workspace,
+        Err(message) => {
+            return with_request_id(ApiError::invalid(message).render(&request_id), &request_id);
+        }
+    };
     request.extensions_mut().insert(Ctx {
         request_id: request_id.clone(),
         actor,
+        workspace,
     });
     with_request_id(next.run(request).await, &request_id)
 }
@@ -400,6 +426,7 @@ fn ctx_of(request: &Request) -> Ctx {
     request.extensions().get::<Ctx>().cloned().unwrap_or(Ctx {
         request_id: new_request_id(),
         actor: None,
+        workspace: None,
     })
 }
 
@@ -434,6 +461,8 @@ async fn health() -> Response {
 /// The parts of a request every handler needs.
 struct Call {
     ctx: Ctx,
+    /// The engine, acting in the request's workspace.
+    engine: MemoryStores,
     query: Vec<(String, String)>,
     body: Result<Bytes, ApiError>,
 }
@@ -464,7 +493,13 @@ async fn call(app: &App, query: Option<String>, request: Request) -> Call {
             ),
         )),
     };
-    Call { ctx, query, body }
+    let engine = app.engine.in_workspace(ctx.workspace.clone());
+    Call {
+        ctx,
+        engine,
+        query,
+        body,
+    }
 }
 
 impl Call {
@@ -572,7 +607,7 @@ async fn list_stores(
             limit: c.int("limit")?,
             page: c.text("page"),
         };
-        ok(&app.engine.list_stores(params).await?)
+        ok(&c.engine.list_stores(params).await?)
     }
     .await;
     c.finish(answer)
@@ -586,28 +621,28 @@ async fn create_store(
     let mut c = call(&app, query, request).await;
     let answer = async {
         let params: CreateStore = c.json()?;
-        ok(&app.engine.create_store(params).await?)
+        ok(&c.engine.create_store(params).await?)
     }
     .await;
     c.finish(answer)
 }
 
 handler!(retrieve_store, (store), |app, c| {
-    ok(&app.engine.retrieve_store(&store).await?)
+    ok(&c.engine.retrieve_store(&store).await?)
 });
 
 handler!(update_store, (store), |app, c| {
     let params: UpdateStore = c.json()?;
-    ok(&app.engine.update_store(&store, params).await?)
+    ok(&c.engine.update_store(&store, params).await?)
 });
 
 handler!(delete_store, (store), |app, c| {
-    ok(&app.engine.delete_store(&store).await?)
+    ok(&c.engine.delete_store(&store).await?)
 });
 
 handler!(archive_store, (store), |app, c| {
     c.no_body()?;
-    ok(&app.engine.archive_store(&store).await?)
+    ok(&c.engine.archive_store(&store).await?)
 });
 
 handler!(create_memory, (store), |app, c| {
@@ -627,7 +662,7 @@ handler!(create_memory, (store), |app, c| {
         }
     };
     let actor = c.ctx.actor.clone();
-    let memory = app
+    let memory = c
         .engine
         .create_memory_within(&store, &body.path, &content, max, actor)
         .await?;
@@ -636,7 +671,7 @@ handler!(create_memory, (store), |app, c| {
 
 handler!(retrieve_memory, (store, memory), |app, c| {
     let view = c.view(View::Full)?;
-    ok(&app
+    ok(&c
         .engine
         .retrieve_memory(&store, &memory)
         .await?
@@ -647,7 +682,7 @@ handler!(update_memory, (store, memory), |app, c| {
     let view = c.view(View::Basic)?;
     let params: UpdateMemory = c.json()?;
     let actor = c.ctx.actor.clone();
-    let updated = app
+    let updated = c
         .engine
         .update_memory(&store, &memory, params, actor)
         .await?;
@@ -657,7 +692,7 @@ handler!(update_memory, (store, memory), |app, c| {
 handler!(delete_memory, (store, memory), |app, c| {
     let expected = c.text("expected_content_sha256");
     let actor = c.ctx.actor.clone();
-    ok(&app
+    ok(&c
         .engine
         .delete_memory(&store, &memory, expected.as_deref(), actor)
         .await?)
@@ -665,7 +700,7 @@ handler!(delete_memory, (store, memory), |app, c| {
 
 handler!(list_memories, (store), |app, c| {
     let params = ListMemories::from_query(c.query.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
-    ok(&app.engine.list_memories(&store, params).await?)
+    ok(&c.engine.list_memories(&store, params).await?)
 });
 
 handler!(list_versions, (store), |app, c| {
@@ -687,12 +722,12 @@ handler!(list_versions, (store), |app, c| {
         page: c.text("page"),
         view: c.view(View::Basic)?,
     };
-    ok(&app.engine.list_versions(&store, params).await?)
+    ok(&c.engine.list_versions(&store, params).await?)
 });
 
 handler!(retrieve_version, (store, version), |app, c| {
     let view = c.view(View::Full)?;
-    ok(&app
+    ok(&c
         .engine
         .retrieve_version(&store, &version)
         .await?
@@ -702,5 +737,5 @@ handler!(retrieve_version, (store, version), |app, c| {
 handler!(redact_version, (store, version), |app, c| {
     c.no_body()?;
     let actor = c.ctx.actor.clone();
-    ok(&app.engine.redact_version(&store, &version, actor).await?)
+    ok(&c.engine.redact_version(&store, &version, actor).await?)
 });

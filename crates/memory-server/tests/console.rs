@@ -974,3 +974,82 @@ async fn every_form_that_changes_something_carries_the_token() {
     // sign-out, save, rename, delete; sign-out, restore, redact (the head).
     assert_eq!(posts, 1 + 2 + 5 + 4 + 3);
 }
+
+/// A console user signs in to a workspace: the header names it, and the console shows and
+/// opens only that workspace's stores (another workspace's store is not found).
+#[tokio::test]
+async fn the_console_acts_in_the_workspace_it_signed_in_to() {
+    let s = start(ServerConfig::default().api_keys(Some(keys()))).await;
+    let made = api(
+        s.addr,
+        "POST",
+        "/v1/memory_stores",
+        Some(json!({"name": "Default store"})),
+    )
+    .await;
+    let default_id = made.json()["id"].as_str().unwrap().to_owned();
+
+    let mut b = Browser::new(s.addr);
+    let page = b.get("/console/").await;
+    let csrf = page.field("csrf");
+    let r = b
+        .post(
+            "/console/sign-in",
+            &[
+                ("csrf", &csrf),
+                ("key", SECRET),
+                ("workspace", "wrkspc_01Team"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let index = b.get("/console/").await;
+    assert!(
+        index
+            .body
+            .contains("in workspace: <code>wrkspc_01Team</code>"),
+        "{}",
+        index.body
+    );
+    assert!(!index.body.contains("Default store"), "{}", index.body);
+    let csrf = index.field("csrf");
+    let r = b
+        .post(
+            "/console/stores",
+            &[("csrf", &csrf), ("name", "Team store")],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let other = b.get(&format!("/console/stores/{default_id}")).await;
+    assert_eq!(other.status, 404, "{}", other.body);
+    // Through the API, the store is the workspace's: absent without the header.
+    let listed = api(s.addr, "GET", "/v1/memory_stores", None).await.json();
+    let names: Vec<&str> = listed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Default store"]);
+
+    // Signed in without a workspace: the default one.
+    let mut d = Browser::new(s.addr);
+    d.sign_in(SECRET).await;
+    let index = d.get("/console/").await;
+    assert!(
+        index.body.contains("in workspace: the default workspace"),
+        "{}",
+        index.body
+    );
+    assert!(index.body.contains("Default store") && !index.body.contains("Team store"));
+    // A malformed workspace id signs nobody in.
+    let mut m = Browser::new(s.addr);
+    let csrf = m.get("/console/").await.field("csrf");
+    let r = m
+        .post(
+            "/console/sign-in",
+            &[("csrf", &csrf), ("key", SECRET), ("workspace", "no spaces")],
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+}

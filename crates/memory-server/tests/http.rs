@@ -990,3 +990,134 @@ async fn max_memories_limits_a_create_in_its_transaction() {
             .contains("max_memories")
     );
 }
+
+/// `anthropic-workspace-id` (sent by the official SDKs when a client names a workspace)
+/// keeps stores apart: a store belongs to the workspace of the request that made it (no
+/// header: the default workspace), another workspace's store is a 404 exactly like one that
+/// does not exist, and a listing shows only the request's workspace's stores.
+#[tokio::test]
+async fn workspaces_keep_their_stores_apart() {
+    let s = start(ServerConfig::default()).await;
+    let a = [("anthropic-workspace-id", "wrkspc_01AAAA")];
+    let b = [("anthropic-workspace-id", "wrkspc_01BBBB")];
+    let body = json!({"name": "A's"});
+    let made = req(s.addr, "POST", "/v1/memory_stores", Some(&body), &a).await;
+    assert_eq!(made.status, 200, "{}", made.body);
+    assert_eq!(made.body["workspace_id"], "wrkspc_01AAAA");
+    let id = made.body["id"].as_str().unwrap().to_owned();
+    let plain = req(
+        s.addr,
+        "POST",
+        "/v1/memory_stores",
+        Some(&json!({"name": "Default's"})),
+        &[],
+    )
+    .await;
+    assert_eq!(plain.status, 200);
+    assert!(plain.body.get("workspace_id").is_none(), "{}", plain.body);
+    let plain_id = plain.body["id"].as_str().unwrap().to_owned();
+    let memory = req(
+        s.addr,
+        "POST",
+        &format!("/v1/memory_stores/{id}/memories"),
+        Some(&json!({"path": "/secret.md", "content": "A only"})),
+        &a,
+    )
+    .await;
+    assert_eq!(memory.status, 200, "{}", memory.body);
+    let mem = memory.body["id"].as_str().unwrap().to_owned();
+
+    let never = "memstore_01NeverMadeNeverMadeNe";
+    let absent = req(
+        s.addr,
+        "GET",
+        &format!("/v1/memory_stores/{never}"),
+        None,
+        &[],
+    )
+    .await;
+    for other in [&b[..], &[][..]] {
+        let calls: [(&str, String, Option<Value>); 7] = [
+            ("GET", format!("/v1/memory_stores/{id}"), None),
+            (
+                "POST",
+                format!("/v1/memory_stores/{id}"),
+                Some(json!({"name": "x"})),
+            ),
+            ("GET", format!("/v1/memory_stores/{id}/memories"), None),
+            (
+                "GET",
+                format!("/v1/memory_stores/{id}/memories/{mem}"),
+                None,
+            ),
+            (
+                "POST",
+                format!("/v1/memory_stores/{id}/memories/{mem}"),
+                Some(json!({"content": "overwritten"})),
+            ),
+            (
+                "GET",
+                format!("/v1/memory_stores/{id}/memory_versions"),
+                None,
+            ),
+            ("DELETE", format!("/v1/memory_stores/{id}"), None),
+        ];
+        for (method, path, body) in calls {
+            let r = req(s.addr, method, &path, body.as_ref(), other).await;
+            assert_eq!(r.status, 404, "{method} {path}: {}", r.body);
+            assert_eq!(r.error_type(), "not_found_error");
+            // Worded exactly as for a store that does not exist.
+            assert_eq!(
+                r.body["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .replace(&id, never),
+                absent.body["error"]["message"].as_str().unwrap(),
+            );
+        }
+        let listed = req(
+            s.addr,
+            "GET",
+            "/v1/memory_stores?include_archived=true",
+            None,
+            other,
+        )
+        .await;
+        let ids: Vec<&str> = listed.body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap())
+            .collect();
+        assert!(!ids.contains(&id.as_str()), "{ids:?}");
+        assert_eq!(
+            ids.contains(&plain_id.as_str()),
+            other.is_empty(),
+            "{ids:?}"
+        );
+    }
+    // In its own workspace, everything is there and unchanged.
+    let listed = req(s.addr, "GET", "/v1/memory_stores", None, &a).await;
+    assert_eq!(listed.body["data"].as_array().unwrap().len(), 1);
+    assert_eq!(listed.body["data"][0]["id"], id.as_str());
+    let read = req(
+        s.addr,
+        "GET",
+        &format!("/v1/memory_stores/{id}/memories/{mem}"),
+        None,
+        &a,
+    )
+    .await;
+    assert_eq!(read.body["content"], "A only");
+    // A malformed workspace id is refused, not taken as another workspace.
+    let bad = req(
+        s.addr,
+        "GET",
+        "/v1/memory_stores",
+        None,
+        &[("anthropic-workspace-id", "a b")],
+    )
+    .await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.error_type(), "invalid_request_error");
+}

@@ -67,6 +67,8 @@ impl StoreOptions {
 pub struct MemoryStores<P: Persistence = AnyPersistence> {
     persistence: Arc<P>,
     options: StoreOptions,
+    /// The workspace this handle acts in (`None`: the default workspace).
+    workspace: Option<String>,
 }
 
 impl<P: Persistence> Clone for MemoryStores<P> {
@@ -74,6 +76,7 @@ impl<P: Persistence> Clone for MemoryStores<P> {
         MemoryStores {
             persistence: Arc::clone(&self.persistence),
             options: self.options.clone(),
+            workspace: self.workspace.clone(),
         }
     }
 }
@@ -129,16 +132,20 @@ fn upper_of(dir_with_slash: &str) -> String {
     s
 }
 
-fn store_in(tx: &mut dyn Tx, store_id: &str) -> Result<Store> {
+/// The store `store_id` of `workspace` (`None`: the default workspace). A store of another
+/// workspace is not found, exactly as one that does not exist.
+fn store_in(tx: &mut dyn Tx, workspace: &Option<String>, store_id: &str) -> Result<Store> {
     let not_found = || StoreError::not_found(format!("memory store {store_id} not found"));
     if !id::looks_like(store_id, STORE_PREFIX) {
         return Err(not_found());
     }
-    tx.store(store_id)?.ok_or_else(not_found)
+    tx.store(store_id)?
+        .filter(|s| s.workspace_id == *workspace)
+        .ok_or_else(not_found)
 }
 
-fn writable_store(tx: &mut dyn Tx, store_id: &str) -> Result<Store> {
-    let store = store_in(tx, store_id)?;
+fn writable_store(tx: &mut dyn Tx, workspace: &Option<String>, store_id: &str) -> Result<Store> {
+    let store = store_in(tx, workspace, store_id)?;
     if store.archived_at.is_some() {
         return Err(StoreError::refused(
             Reason::StoreArchived,
@@ -225,7 +232,28 @@ impl<P: Persistence> MemoryStores<P> {
         MemoryStores {
             persistence: Arc::new(persistence.into()),
             options,
+            workspace: None,
         }
+    }
+
+    /// This engine (sharing its persistence) acting in `workspace` (`None`: the default
+    /// workspace, where a handle from [`new`](Self::new) acts). A store belongs to the
+    /// workspace of the handle that created it; through a handle of another workspace it is
+    /// not found (every call on it is [`StoreError::NotFound`], exactly as for a store that
+    /// does not exist) and [`list_stores`](Self::list_stores) shows only the handle's own.
+    /// Workspace ids are opaque (`memory serve` takes them from `anthropic-workspace-id`,
+    /// see [`is_valid_workspace_id`](crate::is_valid_workspace_id)).
+    pub fn in_workspace(&self, workspace: Option<String>) -> Self {
+        MemoryStores {
+            persistence: Arc::clone(&self.persistence),
+            options: self.options.clone(),
+            workspace,
+        }
+    }
+
+    /// The workspace this handle acts in (`None`: the default workspace).
+    pub fn workspace(&self) -> Option<&str> {
+        self.workspace.as_deref()
     }
 
     /// This engine behind the default [`AnyPersistence`] (sharing its persistence), for code
@@ -234,6 +262,7 @@ impl<P: Persistence> MemoryStores<P> {
         MemoryStores {
             persistence: Arc::new(AnyPersistence::from_shared(self.persistence)),
             options: self.options,
+            workspace: self.workspace,
         }
     }
 
@@ -267,10 +296,12 @@ impl<P: Persistence> MemoryStores<P> {
         validate_description(&description)?;
         let metadata = params.metadata.unwrap_or_default();
         validate_metadata(&metadata)?;
+        let workspace_id = self.workspace.clone();
         self.blocking(true, move |tx| {
             let now = Timestamp::now();
             let store = Store {
                 id: id::new_id(STORE_PREFIX, now),
+                workspace_id,
                 name: params.name,
                 description,
                 metadata,
@@ -287,7 +318,8 @@ impl<P: Persistence> MemoryStores<P> {
     /// `GET /v1/memory_stores/{id}` (archived stores included).
     pub async fn retrieve_store(&self, store_id: &str) -> Result<Store> {
         let store_id = store_id.to_owned();
-        self.blocking(false, move |tx| store_in(tx, &store_id))
+        let ws = self.workspace.clone();
+        self.blocking(false, move |tx| store_in(tx, &ws, &store_id))
             .await
     }
 
@@ -301,8 +333,9 @@ impl<P: Persistence> MemoryStores<P> {
             validate_description(description)?;
         }
         let store_id = store_id.to_owned();
+        let ws = self.workspace.clone();
         self.blocking(true, move |tx| {
-            let mut store = store_in(tx, &store_id)?;
+            let mut store = store_in(tx, &ws, &store_id)?;
             if store.archived_at.is_some() {
                 return Err(StoreError::refused(
                     Reason::StoreArchived,
@@ -334,12 +367,15 @@ impl<P: Persistence> MemoryStores<P> {
         .await
     }
 
-    /// `GET /v1/memory_stores`: newest first; archived stores only with `include_archived`.
+    /// `GET /v1/memory_stores`: the stores of this handle's workspace, newest first; archived
+    /// stores only with `include_archived`.
     pub async fn list_stores(&self, params: ListStores) -> Result<Page<Store>> {
         let limit = page_size(params.limit, View::Basic)?;
         let after = params.page.as_deref().map(Cursor::stores).transpose()?;
+        let workspace = self.workspace.clone();
         self.blocking(false, move |tx| {
             let mut data = tx.stores(&StoreScan {
+                workspace,
                 created_at_gte: params.created_at_gte,
                 created_at_lte: params.created_at_lte,
                 include_archived: params.include_archived,
@@ -366,8 +402,9 @@ impl<P: Persistence> MemoryStores<P> {
     /// `POST /v1/memory_stores/{id}/archive`: one way; an archived store comes back unchanged.
     pub async fn archive_store(&self, store_id: &str) -> Result<Store> {
         let store_id = store_id.to_owned();
+        let ws = self.workspace.clone();
         self.blocking(true, move |tx| {
-            let mut store = store_in(tx, &store_id)?;
+            let mut store = store_in(tx, &ws, &store_id)?;
             if store.archived_at.is_none() {
                 let now = Timestamp::now();
                 store.archived_at = Some(now);
@@ -382,8 +419,9 @@ impl<P: Persistence> MemoryStores<P> {
     /// `DELETE /v1/memory_stores/{id}`: the store, its memories and all versions, at once.
     pub async fn delete_store(&self, store_id: &str) -> Result<DeletedStore> {
         let store_id = store_id.to_owned();
+        let ws = self.workspace.clone();
         self.blocking(true, move |tx| {
-            store_in(tx, &store_id)?;
+            store_in(tx, &ws, &store_id)?;
             tx.delete_store(&store_id)?;
             Ok(DeletedStore { id: store_id })
         })
@@ -424,8 +462,9 @@ impl<P: Persistence> MemoryStores<P> {
         validate_content(content)?;
         let (store_id, path, content) = (store_id.to_owned(), path.to_owned(), content.to_owned());
         let max = self.options.max_memories_per_store.min(max_memories);
+        let ws = self.workspace.clone();
         self.blocking(true, move |tx| {
-            writable_store(tx, &store_id)?;
+            writable_store(tx, &ws, &store_id)?;
             if let Some(m) = occupant(tx, &store_id, &path, None)? {
                 return Err(path_conflict(&path, m));
             }
@@ -456,8 +495,9 @@ impl<P: Persistence> MemoryStores<P> {
     /// `GET /v1/memory_stores/{id}/memories/{memory_id}`.
     pub async fn retrieve_memory(&self, store_id: &str, memory_id: &str) -> Result<Memory> {
         let (store_id, memory_id) = (store_id.to_owned(), memory_id.to_owned());
+        let ws = self.workspace.clone();
         self.blocking(false, move |tx| {
-            store_in(tx, &store_id)?;
+            store_in(tx, &ws, &store_id)?;
             memory_in(tx, &store_id, &memory_id)
         })
         .await
@@ -466,8 +506,9 @@ impl<P: Persistence> MemoryStores<P> {
     /// How many memories the store holds (no API endpoint; for the memory tool bridge).
     pub async fn count_memories(&self, store_id: &str) -> Result<u64> {
         let store_id = store_id.to_owned();
+        let ws = self.workspace.clone();
         self.blocking(false, move |tx| {
-            store_in(tx, &store_id)?;
+            store_in(tx, &ws, &store_id)?;
             tx.count_memories(&store_id)
         })
         .await
@@ -476,8 +517,9 @@ impl<P: Persistence> MemoryStores<P> {
     /// The memory at exactly `path`, if any (no API endpoint; for the memory tool bridge).
     pub async fn memory_at_path(&self, store_id: &str, path: &str) -> Result<Option<Memory>> {
         let (store_id, path) = (store_id.to_owned(), path.to_owned());
+        let ws = self.workspace.clone();
         self.blocking(false, move |tx| {
-            store_in(tx, &store_id)?;
+            store_in(tx, &ws, &store_id)?;
             tx.memory_at(&store_id, &path)
         })
         .await
@@ -514,8 +556,9 @@ impl<P: Persistence> MemoryStores<P> {
             validate_sha("precondition.content_sha256", &pre.content_sha256)?;
         }
         let (store_id, memory_id) = (store_id.to_owned(), memory_id.to_owned());
+        let ws = self.workspace.clone();
         self.blocking(true, move |tx| {
-            writable_store(tx, &store_id)?;
+            writable_store(tx, &ws, &store_id)?;
             let current = memory_in(tx, &store_id, &memory_id)?;
             let same_content = params
                 .content
@@ -577,8 +620,9 @@ impl<P: Persistence> MemoryStores<P> {
         }
         let expected = expected_content_sha256.map(str::to_owned);
         let (store_id, memory_id) = (store_id.to_owned(), memory_id.to_owned());
+        let ws = self.workspace.clone();
         self.blocking(true, move |tx| {
-            store_in(tx, &store_id)?;
+            store_in(tx, &ws, &store_id)?;
             let memory = memory_in(tx, &store_id, &memory_id)?;
             if let Some(expected) = expected
                 && expected != memory.content_sha256
@@ -642,8 +686,9 @@ impl<P: Persistence> MemoryStores<P> {
         let with_content = params.view == View::Full;
         let upper = upper_of(&prefix);
         let store_id = store_id.to_owned();
+        let ws = self.workspace.clone();
         self.blocking(false, move |tx| {
-            store_in(tx, &store_id)?;
+            store_in(tx, &ws, &store_id)?;
             let mut data = Vec::new();
             let scan = |lower: &str, inclusive: bool, limit: usize| MemoryScan {
                 lower: lower.to_owned(),
@@ -735,8 +780,9 @@ impl<P: Persistence> MemoryStores<P> {
             limit: limit + 1,
             with_content: params.view == View::Full,
         };
+        let ws = self.workspace.clone();
         self.blocking(false, move |tx| {
-            store_in(tx, &store_id)?;
+            store_in(tx, &ws, &store_id)?;
             let mut data = tx.versions(&store_id, &scan)?;
             let more = data.len() > limit;
             data.truncate(limit);
@@ -764,8 +810,9 @@ impl<P: Persistence> MemoryStores<P> {
         version_id: &str,
     ) -> Result<MemoryVersion> {
         let (store_id, version_id) = (store_id.to_owned(), version_id.to_owned());
+        let ws = self.workspace.clone();
         self.blocking(false, move |tx| {
-            store_in(tx, &store_id)?;
+            store_in(tx, &ws, &store_id)?;
             version_in(tx, &store_id, &version_id)
         })
         .await
@@ -781,8 +828,9 @@ impl<P: Persistence> MemoryStores<P> {
         actor: Option<Actor>,
     ) -> Result<MemoryVersion> {
         let (store_id, version_id) = (store_id.to_owned(), version_id.to_owned());
+        let ws = self.workspace.clone();
         self.blocking(true, move |tx| {
-            store_in(tx, &store_id)?;
+            store_in(tx, &ws, &store_id)?;
             let mut version = version_in(tx, &store_id, &version_id)?;
             if version.redacted_at.is_some() {
                 return Ok(version);

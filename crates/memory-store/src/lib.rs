@@ -32,6 +32,7 @@ pub use sqlite::{APPLICATION_ID, SCHEMA_VERSION, SqlitePersistence};
 pub use time::{Timestamp, TimestampError};
 pub use validate::{
     MAX_CONTENT_BYTES, MAX_DESCRIPTION_CHARS, MAX_METADATA_KEY_CHARS, MAX_METADATA_PAIRS,
-    MAX_METADATA_VALUE_CHARS, MAX_NAME_CHARS, MAX_PATH_BYTES, MAX_PATH_SEGMENTS, validate_path,
+    MAX_METADATA_VALUE_CHARS, MAX_NAME_CHARS, MAX_PATH_BYTES, MAX_PATH_SEGMENTS,
+    is_valid_workspace_id, validate_path,
 };
 pub use wire::{CreateMemory, ErrorBody, ErrorEnvelope};

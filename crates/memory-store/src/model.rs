@@ -15,6 +15,11 @@ use crate::Timestamp;
 pub struct Store {
     /// `memstore_…`.
     pub id: String,
+    /// The workspace it belongs to: that of the request that created it (the
+    /// `anthropic-workspace-id` header); `None` (and absent from the JSON) for the default
+    /// workspace. An extension field of this server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
     /// 1–255 characters; need not be unique.
     pub name: String,
     /// At most 1,024 characters; `""` when unset.

@@ -42,6 +42,8 @@ pub trait Persistence: Send + Sync + fmt::Debug + fmt::Display + 'static {
 /// Which stores [`Tx::stores`] returns: newest first (`created_at` desc, then `id` desc).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StoreScan {
+    /// Only the stores of this workspace (`None`: the default workspace).
+    pub workspace: Option<String>,
     /// `created_at >= this`.
     pub created_at_gte: Option<Timestamp>,
     /// `created_at <= this`.

@@ -64,6 +64,10 @@ const MIGRATIONS: &[&str] = &[
     // 2: the API key that sent a session's write (and redaction), beside the session.
     "ALTER TABLE versions ADD COLUMN created_by_key_id TEXT;
      ALTER TABLE versions ADD COLUMN redacted_by_key_id TEXT;",
+    // 3: the workspace a store belongs to ('' for the default workspace, where every store
+    // made before workspaces were kept apart stays).
+    "ALTER TABLE stores ADD COLUMN workspace_id TEXT NOT NULL DEFAULT '';
+     CREATE INDEX stores_by_workspace ON stores (workspace_id, created_at, id);",
 ];
 
 /// The schema version (`PRAGMA user_version`) this build writes.
@@ -462,7 +466,8 @@ struct SqliteTx<'a> {
     ctx: Ctx<'a>,
 }
 
-const STORE_COLS: &str = "id, name, description, metadata, created_at, updated_at, archived_at";
+const STORE_COLS: &str =
+    "id, name, description, metadata, created_at, updated_at, archived_at, workspace_id";
 const MEMORY_COLS: &str = "id, store_id, path, content_sha256, content_size_bytes, \
      memory_version_id, created_at, updated_at";
 const VERSION_COLS: &str = "id, store_id, memory_id, operation, created_at, created_by_type, \
@@ -498,6 +503,7 @@ impl SqliteTx<'_> {
                 created_at: Timestamp::from_micros(r.get(4)?),
                 updated_at: Timestamp::from_micros(r.get(5)?),
                 archived_at: r.get::<_, Option<i64>>(6)?.map(Timestamp::from_micros),
+                workspace_id: Some(r.get::<_, String>(7)?).filter(|w| !w.is_empty()),
             }),
             Err(_) => Err(self.ctx.bad(format!("store {id} has unreadable metadata"))),
         })
@@ -568,7 +574,7 @@ impl Tx for SqliteTx<'_> {
             .map_err(|e| StoreError::from(self.ctx.bad(e.to_string())))?;
         self.tx
             .execute(
-                &format!("INSERT OR REPLACE INTO stores ({STORE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+                &format!("INSERT OR REPLACE INTO stores ({STORE_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
                 params![
                     s.id,
                     s.name,
@@ -576,7 +582,8 @@ impl Tx for SqliteTx<'_> {
                     metadata,
                     s.created_at.as_micros(),
                     s.updated_at.as_micros(),
-                    s.archived_at.map(Timestamp::as_micros)
+                    s.archived_at.map(Timestamp::as_micros),
+                    s.workspace_id.as_deref().unwrap_or("")
                 ],
             )
             .map_err(|e| self.ctx.err(e))?;
@@ -597,8 +604,8 @@ impl Tx for SqliteTx<'_> {
     }
 
     fn stores(&mut self, scan: &StoreScan) -> Result<Vec<Store>> {
-        let mut sql = format!("SELECT {STORE_COLS} FROM stores WHERE 1 = 1");
-        let mut args = Vec::new();
+        let mut args = vec![text(scan.workspace.as_deref().unwrap_or(""))];
+        let mut sql = format!("SELECT {STORE_COLS} FROM stores WHERE workspace_id = ?1");
         if let Some(t) = scan.created_at_gte {
             args.push(Value::Integer(t.as_micros()));
             sql += &format!(" AND created_at >= ?{}", args.len());

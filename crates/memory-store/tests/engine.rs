@@ -57,3 +57,34 @@ async fn reopened_file_keeps_everything_and_refuses_foreign_files() {
     assert!(MemoryStores::open(&damaged).await.is_err());
     assert_eq!(std::fs::read(&damaged).unwrap(), header);
 }
+
+#[tokio::test]
+async fn stores_made_before_workspaces_belong_to_the_default_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stores.db");
+    let s = store(&MemoryStores::open(&db).await.unwrap()).await;
+    // Back to schema version 2, the last without workspaces.
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "DROP INDEX stores_by_workspace;
+             ALTER TABLE stores DROP COLUMN workspace_id;
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+    }
+    let e = MemoryStores::open(&db).await.unwrap();
+    assert_eq!(e.retrieve_store(&s).await.unwrap().workspace_id, None);
+    let listed = e.list_stores(Default::default()).await.unwrap();
+    assert_eq!(listed.data.len(), 1);
+    let other = e.in_workspace(Some("wrkspc_x".into()));
+    assert!(other.retrieve_store(&s).await.is_err());
+    assert!(
+        other
+            .list_stores(Default::default())
+            .await
+            .unwrap()
+            .data
+            .is_empty()
+    );
+}

@@ -72,8 +72,8 @@ pub(crate) enum Who {
     Nobody,
     /// The server has no API keys: loopback only, no actor recorded.
     Open,
-    /// Signed in with the key of this id.
-    Key(String),
+    /// Signed in with the key of this id, in this workspace (`None`: the default one).
+    Key(String, Option<String>),
 }
 
 /// A whole page: the layout around `body`.
@@ -93,10 +93,15 @@ pub(crate) fn page(title: &str, who: &Who, csrf: &str, body: &str) -> String {
             "<p class=\"who\" role=\"note\">This server runs without API keys (loopback only): \
              the console works without signing in, and writes record no actor.</p>",
         ),
-        Who::Key(id) => {
+        Who::Key(id, workspace) => {
+            let workspace = match workspace {
+                Some(w) => format!("<code>{}</code>", esc(w)),
+                None => "the default workspace".to_owned(),
+            };
             let _ = write!(
                 out,
-                "<p class=\"who\">Signed in with API key <code>{}</code></p>\
+                "<p class=\"who\">Signed in with API key <code>{}</code> \
+                 <span class=\"workspace\">in workspace: {workspace}</span></p>\
                  <form method=\"post\" action=\"/console/sign-out\" class=\"inline\">{}\
                  <button type=\"submit\">Sign out</button></form>",
                 esc(id),

@@ -29,7 +29,7 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use memory_store::{Actor, Reason, StoreError};
+use memory_store::{Actor, MemoryStores, Reason, StoreError};
 
 use crate::api::App;
 use session::Session;
@@ -177,9 +177,15 @@ impl Viewer {
     pub(crate) fn who(&self) -> Who {
         match (&self.session.api_key_id, self.session.signed_in, self.open) {
             (_, _, true) => Who::Open,
-            (Some(id), true, _) => Who::Key(id.clone()),
+            (Some(id), true, _) => Who::Key(id.clone(), self.session.workspace.clone()),
             _ => Who::Nobody,
         }
+    }
+
+    /// The engine, acting in this viewer's workspace (the API's for the same
+    /// `anthropic-workspace-id`).
+    pub(crate) fn engine(&self, app: &App) -> MemoryStores {
+        app.engine.in_workspace(self.session.workspace.clone())
     }
 
     /// A whole page for this viewer.
@@ -360,7 +366,7 @@ pub(crate) fn viewer(app: &App, headers: &HeaderMap) -> Result<Viewer, Refusal> 
             open,
         });
     }
-    match app.sessions.create(open, None) {
+    match app.sessions.create(open, None, None) {
         Ok(session) => Ok(Viewer {
             session,
             new_cookie: true,

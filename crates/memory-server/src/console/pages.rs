@@ -126,6 +126,9 @@ fn sign_in_with(v: &Viewer, status: StatusCode, error: Option<&str>, notice: &st
          <form method=\"post\" action=\"/console/sign-in\" class=\"stack\">{}\
          <label for=\"key\">API key</label>\
          <input id=\"key\" name=\"key\" type=\"password\" autocomplete=\"current-password\" required>\
+         <label for=\"workspace\">Workspace id (empty: the default workspace)</label>\
+         <input id=\"workspace\" name=\"workspace\" type=\"text\" autocomplete=\"off\" \
+         placeholder=\"wrkspc_…\" maxlength=\"64\">\
          <button type=\"submit\">Sign in</button></form>",
         v.csrf()
     );
@@ -152,7 +155,20 @@ pub(crate) async fn sign_in(State(app): State<App>, request: Request<Body>) -> R
         );
     };
     app.sessions.remove(&post.viewer.session.id);
-    match app.sessions.create(true, Some(id.to_owned())) {
+    let workspace = match post.text("workspace").trim() {
+        "" => None,
+        w if memory_store::is_valid_workspace_id(w) => Some(w.to_owned()),
+        _ => {
+            return sign_in_page(
+                &post.viewer,
+                StatusCode::BAD_REQUEST,
+                Some(
+                    "That is not a workspace id (1 to 64 characters from A-Z, a-z, 0-9, _ and -). Nothing was signed in.",
+                ),
+            );
+        }
+    };
+    match app.sessions.create(true, Some(id.to_owned()), workspace) {
         Ok(session) => {
             let mut r = redirect("/console/");
             if let Ok(v) = HeaderValue::from_str(&session::set_cookie(&session.id)) {
@@ -230,7 +246,7 @@ pub(crate) async fn index(
                  <button type=\"submit\">Show</button></form>",
                 if archived { " checked" } else { "" }
             );
-            match app.engine.list_stores(params).await {
+            match v.engine(&app).list_stores(params).await {
                 Err(e) => body.push_str(&error_box(&e)),
                 Ok(page) if page.data.is_empty() => body.push_str("<p>No stores yet.</p>"),
                 Ok(page) => {
@@ -294,7 +310,7 @@ pub(crate) async fn create_store(State(app): State<App>, request: Request<Body>)
                 description: (!description.is_empty()).then_some(description),
                 metadata: None,
             };
-            match app.engine.create_store(params).await {
+            match post.viewer.engine(&app).create_store(params).await {
                 Ok(store) => Ok(redirect(&format!(
                     "{}?done=store-created",
                     store_url(&store.id)
@@ -374,14 +390,15 @@ fn normal_prefix(raw: &str) -> String {
 /// Every memory under `prefix` (path order), at most [`TREE_MAX`]; whether there were more.
 async fn memories_under(
     app: &App,
+    v: &Viewer,
     store: &str,
     prefix: &str,
 ) -> Result<(Vec<Memory>, bool), StoreError> {
     let mut out = Vec::new();
     let mut page = None;
     loop {
-        let got = app
-            .engine
+        let got = v
+            .engine(&app)
             .list_memories(
                 store,
                 ListMemories {
@@ -443,13 +460,11 @@ pub(crate) async fn store(
         async {
             let v = signed_in(&app, &headers, StatusCode::UNAUTHORIZED)?;
             let qs = query(raw);
-            let store = app
-                .engine
+            let store = v.engine(&app)
                 .retrieve_store(&store_id)
                 .await
                 .map_err(|e| v.store_error(&e, None))?;
-            let total = app
-                .engine
+            let total = v.engine(&app)
                 .count_memories(&store.id)
                 .await
                 .map_err(|e| v.store_error(&e, None))?;
@@ -484,7 +499,7 @@ pub(crate) async fn store(
                 esc(&url),
                 esc(&prefix)
             );
-            match memories_under(&app, &store.id, &prefix).await {
+            match memories_under(&app, &v, &store.id, &prefix).await {
                 Err(e) => body.push_str(&error_box(&e)),
                 Ok((memories, more)) => {
                     let mut root = Dir::default();
@@ -580,7 +595,7 @@ pub(crate) async fn archive_store(
                 "Nothing was archived: tick the box to confirm that archiving cannot be undone.",
                 &back,
             )?;
-            app.engine
+            v.engine(&app)
                 .archive_store(&store_id)
                 .await
                 .map_err(|e| v.store_error(&e, Some((&back, "Back to the store"))))?;
@@ -601,8 +616,8 @@ pub(crate) async fn delete_store(
             let post = read_post(&app, request, true).await?;
             let v = &post.viewer;
             let back = store_url(&store_id);
-            let store = app
-                .engine
+            let store = v
+                .engine(&app)
                 .retrieve_store(&store_id)
                 .await
                 .map_err(|e| v.store_error(&e, None))?;
@@ -614,7 +629,7 @@ pub(crate) async fn delete_store(
                     &back,
                 ));
             }
-            app.engine
+            v.engine(&app)
                 .delete_store(&store.id)
                 .await
                 .map_err(|e| v.store_error(&e, Some((&back, "Back to the store"))))?;
@@ -668,8 +683,8 @@ pub(crate) async fn create_memory(
             let v = &post.viewer;
             let content = from_textarea(post.text("content"), false);
             let back = store_url(&store_id);
-            let memory = app
-                .engine
+            let memory = v
+                .engine(&app)
                 .create_memory_within(
                     &store_id,
                     post.text("path").trim(),
@@ -815,14 +830,12 @@ pub(crate) async fn memory(
         async {
             let v = signed_in(&app, &headers, StatusCode::UNAUTHORIZED)?;
             let qs = query(raw);
-            let store = app
-                .engine
+            let store = v.engine(&app)
                 .retrieve_store(&store_id)
                 .await
                 .map_err(|e| v.store_error(&e, None))?;
             let back = store_url(&store.id);
-            let memory = app
-                .engine
+            let memory = v.engine(&app)
                 .retrieve_memory(&store.id, &memory_id)
                 .await
                 .map_err(|e| v.store_error(&e, Some((&back, "Back to the store"))))?;
@@ -853,8 +866,7 @@ pub(crate) async fn memory(
                 &memory.content_sha256,
                 &memory.memory_version_id,
             ));
-            let versions = app
-                .engine
+            let versions = v.engine(&app)
                 .list_versions(
                     &store.id,
                     ListVersions {
@@ -931,8 +943,8 @@ pub(crate) async fn save(
                 path: None,
                 precondition: Some(Precondition::content_sha256(post.text("content_sha256"))),
             };
-            match app
-                .engine
+            match v
+                .engine(&app)
                 .update_memory(&store_id, &memory_id, params, v.actor())
                 .await
             {
@@ -953,7 +965,7 @@ pub(crate) async fn save(
 /// The page of a refused stale save: the current version, the text that was not saved, the
 /// diff between them, and an editor to save again over the current version.
 async fn stale(app: &App, v: &Viewer, store: &str, memory: &str, yours: &str) -> Response {
-    let current = match app.engine.retrieve_memory(store, memory).await {
+    let current = match v.engine(&app).retrieve_memory(store, memory).await {
         Ok(m) => m,
         Err(e) => return v.store_error(&e, None),
     };
@@ -1022,7 +1034,7 @@ pub(crate) async fn rename(
                 path: Some(post.text("path").trim().to_owned()),
                 ..Default::default()
             };
-            app.engine
+            v.engine(&app)
                 .update_memory(&store_id, &memory_id, params, v.actor())
                 .await
                 .map_err(|e| v.store_error(&e, Some((&back, "Back to the memory"))))?;
@@ -1050,7 +1062,7 @@ pub(crate) async fn delete_memory(
                 &back,
             )?;
             let expected = post.field("content_sha256").filter(|s| !s.is_empty());
-            app.engine
+            v.engine(&app)
                 .delete_memory(&store_id, &memory_id, expected, v.actor())
                 .await
                 .map_err(|e| v.store_error(&e, Some((&back, "Back to the memory"))))?;
@@ -1066,18 +1078,19 @@ pub(crate) async fn delete_memory(
 /// One side of a diff: `head` (the memory's content) or a version of that memory.
 async fn side(
     app: &App,
+    v: &Viewer,
     store: &str,
     memory: &str,
     which: &str,
 ) -> Result<(String, Option<String>), StoreError> {
     if which == "head" {
-        let m = app.engine.retrieve_memory(store, memory).await?;
+        let m = v.engine(app).retrieve_memory(store, memory).await?;
         return Ok((
             format!("the live head (version {})", m.memory_version_id),
             m.content,
         ));
     }
-    let ver = app.engine.retrieve_version(store, which).await?;
+    let ver = v.engine(app).retrieve_version(store, which).await?;
     if ver.memory_id != memory {
         return Err(StoreError::NotFound {
             message: format!("memory version {which} is not a version of memory {memory}"),
@@ -1103,8 +1116,7 @@ pub(crate) async fn diff(
         async {
             let v = signed_in(&app, &headers, StatusCode::UNAUTHORIZED)?;
             let qs = query(raw);
-            let store = app
-                .engine
+            let store = v.engine(&app)
                 .retrieve_store(&store_id)
                 .await
                 .map_err(|e| v.store_error(&e, None))?;
@@ -1118,10 +1130,10 @@ pub(crate) async fn diff(
                 ));
             };
             let back_link = Some((back.as_str(), "Back to the memory"));
-            let (from_label, old) = side(&app, &store.id, &memory_id, from)
+            let (from_label, old) = side(&app, &v, &store.id, &memory_id, from)
                 .await
                 .map_err(|e| v.store_error(&e, back_link))?;
-            let (to_label, new) = side(&app, &store.id, &memory_id, to)
+            let (to_label, new) = side(&app, &v, &store.id, &memory_id, to)
                 .await
                 .map_err(|e| v.store_error(&e, back_link))?;
             let mut body = breadcrumb(&store);
@@ -1160,13 +1172,11 @@ pub(crate) async fn versions(
         async {
             let v = signed_in(&app, &headers, StatusCode::UNAUTHORIZED)?;
             let qs = query(raw);
-            let store = app
-                .engine
+            let store = v.engine(&app)
                 .retrieve_store(&store_id)
                 .await
                 .map_err(|e| v.store_error(&e, None))?;
-            let page = app
-                .engine
+            let page = v.engine(&app)
                 .list_versions(
                     &store.id,
                     ListVersions {
@@ -1210,14 +1220,12 @@ pub(crate) async fn version(
         async {
             let v = signed_in(&app, &headers, StatusCode::UNAUTHORIZED)?;
             let qs = query(raw);
-            let store = app
-                .engine
+            let store = v.engine(&app)
                 .retrieve_store(&store_id)
                 .await
                 .map_err(|e| v.store_error(&e, None))?;
             let back = store_url(&store.id);
-            let ver = app
-                .engine
+            let ver = v.engine(&app)
                 .retrieve_version(&store.id, &version_id)
                 .await
                 .map_err(|e| v.store_error(&e, Some((&back, "Back to the store"))))?;
@@ -1298,8 +1306,7 @@ pub(crate) async fn restore(
             let v = &post.viewer;
             let back = version_url(&store_id, &version_id);
             let back_link = Some((back.as_str(), "Back to the version"));
-            let ver = app
-                .engine
+            let ver = v.engine(&app)
                 .retrieve_version(&store_id, &version_id)
                 .await
                 .map_err(|e| v.store_error(&e, back_link))?;
@@ -1311,14 +1318,13 @@ pub(crate) async fn restore(
                     &back,
                 ));
             };
-            match app.engine.retrieve_memory(&store_id, &ver.memory_id).await {
+            match v.engine(&app).retrieve_memory(&store_id, &ver.memory_id).await {
                 Ok(m) => {
                     let params = UpdateMemory {
                         content: Some(content),
                         ..Default::default()
                     };
-                    let after = app
-                        .engine
+                    let after = v.engine(&app)
                         .update_memory(&store_id, &m.id, params, v.actor())
                         .await
                         .map_err(|e| v.store_error(&e, back_link))?;
@@ -1330,8 +1336,7 @@ pub(crate) async fn restore(
                     Ok(redirect(&format!("{}?done={done}", memory_url(&store_id, &m.id))))
                 }
                 Err(StoreError::NotFound { .. }) => {
-                    let m = app
-                        .engine
+                    let m = v.engine(&app)
                         .create_memory_within(&store_id, &path, &content, u64::MAX, v.actor())
                         .await
                         .map_err(|e| v.store_error(&e, back_link))?;
@@ -1361,7 +1366,7 @@ pub(crate) async fn redact(
                 "Nothing was redacted: tick the box to confirm that redaction cannot be undone.",
                 &back,
             )?;
-            app.engine
+            v.engine(&app)
                 .redact_version(&store_id, &version_id, v.actor())
                 .await
                 .map_err(|e| v.store_error(&e, Some((&back, "Back to the version"))))?;
@@ -1382,8 +1387,8 @@ pub(crate) async fn export(
     finish(
         async {
             let v = signed_in(&app, &headers, StatusCode::UNAUTHORIZED)?;
-            let store = app
-                .engine
+            let store = v
+                .engine(&app)
                 .retrieve_store(&store_id)
                 .await
                 .map_err(|e| v.store_error(&e, None))?;
@@ -1393,8 +1398,8 @@ pub(crate) async fn export(
             let (mut files, mut bytes) = (0u64, 0u64);
             let mut page = None;
             loop {
-                let got = app
-                    .engine
+                let got = v
+                    .engine(&app)
                     .list_memories(
                         &store.id,
                         ListMemories {
@@ -1456,8 +1461,7 @@ pub(crate) async fn import(
             let v = &post.viewer;
             let back = store_url(&store_id);
             let no = |status, headline: &str| Err(refused(v, status, headline, &back));
-            let store = app
-                .engine
+            let store = v.engine(&app)
                 .retrieve_store(&store_id)
                 .await
                 .map_err(|e| v.store_error(&e, None))?;
@@ -1491,8 +1495,7 @@ pub(crate) async fn import(
                         ),
                     );
                 };
-                let existing = app
-                    .engine
+                let existing = v.engine(&app)
                     .memory_at_path(&store.id, &path)
                     .await
                     .map_err(|e| v.store_error(&e, Some((&back, "Back to the store"))))?;
@@ -1519,8 +1522,7 @@ pub(crate) async fn import(
                 );
             }
             let new = (plan.len() - taken.len()) as u64;
-            let held = app
-                .engine
+            let held = v.engine(&app)
                 .count_memories(&store.id)
                 .await
                 .map_err(|e| v.store_error(&e, None))?;
@@ -1541,13 +1543,11 @@ pub(crate) async fn import(
             let mut bytes = 0u64;
             for (path, content, existing) in plan {
                 let written = match existing {
-                    None => app
-                        .engine
+                    None => v.engine(&app)
                         .create_memory_within(&store.id, &path, &content, u64::MAX, v.actor())
                         .await
                         .map(|_| ()),
-                    Some(m) => app
-                        .engine
+                    Some(m) => v.engine(&app)
                         .update_memory(
                             &store.id,
                             &m.id,

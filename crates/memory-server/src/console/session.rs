@@ -29,6 +29,8 @@ pub(crate) struct Session {
     pub(crate) signed_in: bool,
     /// The id of the key it signed in with (`None` on a server without keys).
     pub(crate) api_key_id: Option<String>,
+    /// The workspace it acts in, chosen at sign-in (`None`: the default workspace).
+    pub(crate) workspace: Option<String>,
     created: Instant,
     used: Instant,
 }
@@ -48,6 +50,7 @@ impl std::fmt::Debug for Session {
         f.debug_struct("Session")
             .field("signed_in", &self.signed_in)
             .field("api_key_id", &self.api_key_id)
+            .field("workspace", &self.workspace)
             .finish_non_exhaustive()
     }
 }
@@ -131,6 +134,7 @@ impl Sessions {
         &self,
         signed_in: bool,
         api_key_id: Option<String>,
+        workspace: Option<String>,
     ) -> Result<Session, getrandom::Error> {
         let now = Instant::now();
         let session = Session {
@@ -138,6 +142,7 @@ impl Sessions {
             csrf: random_token()?,
             signed_in,
             api_key_id,
+            workspace,
             created: now,
             used: now,
         };
@@ -198,7 +203,9 @@ mod tests {
     #[test]
     fn sessions_are_kept_and_forgotten() {
         let sessions = Sessions::default();
-        let s = sessions.create(true, Some("apikey_1".into())).unwrap();
+        let s = sessions
+            .create(true, Some("apikey_1".into()), None)
+            .unwrap();
         assert_eq!(
             sessions.get(&s.id).unwrap().api_key_id.as_deref(),
             Some("apikey_1")

@@ -1417,3 +1417,120 @@ fn preconditions_are_validated_when_parsed() {
         assert!(e.to_string().contains(says), "{bad}: {e}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stores_belong_to_the_workspace_that_made_them() {
+    let e = engine().await;
+    let (a, b) = (
+        e.in_workspace(Some("wrkspc_a".into())),
+        e.in_workspace(Some("wrkspc_b".into())),
+    );
+    assert_eq!(e.workspace(), None);
+    assert_eq!(a.workspace(), Some("wrkspc_a"));
+    let in_a = store(&a).await;
+    let in_default = store(&e).await;
+    assert_eq!(
+        a.retrieve_store(&in_a)
+            .await
+            .unwrap()
+            .workspace_id
+            .as_deref(),
+        Some("wrkspc_a")
+    );
+    assert_eq!(
+        e.retrieve_store(&in_default).await.unwrap().workspace_id,
+        None
+    );
+    let m = a
+        .create_memory(&in_a, "/x.md", "secret", None)
+        .await
+        .unwrap();
+
+    // From any other workspace (the default one included) the store does not exist.
+    for other in [&b, &e] {
+        let missing = |r: Result<(), StoreError>| {
+            let err = r.unwrap_err();
+            assert_eq!(kind(&err), ("not_found_error", 404), "{err}");
+            assert_eq!(err.to_string(), format!("memory store {in_a} not found"));
+        };
+        missing(other.retrieve_store(&in_a).await.map(drop));
+        missing(
+            other
+                .update_store(&in_a, UpdateStore::default())
+                .await
+                .map(drop),
+        );
+        missing(other.archive_store(&in_a).await.map(drop));
+        missing(other.retrieve_memory(&in_a, &m.id).await.map(drop));
+        missing(
+            other
+                .create_memory(&in_a, "/y.md", "", None)
+                .await
+                .map(drop),
+        );
+        missing(
+            other
+                .update_memory(&in_a, &m.id, upd(Some("z"), None, None), None)
+                .await
+                .map(drop),
+        );
+        missing(
+            other
+                .delete_memory(&in_a, &m.id, None, None)
+                .await
+                .map(drop),
+        );
+        missing(
+            other
+                .list_memories(&in_a, ListMemories::default())
+                .await
+                .map(drop),
+        );
+        missing(
+            other
+                .list_versions(&in_a, ListVersions::default())
+                .await
+                .map(drop),
+        );
+        missing(
+            other
+                .retrieve_version(&in_a, &m.memory_version_id)
+                .await
+                .map(drop),
+        );
+        missing(
+            other
+                .redact_version(&in_a, &m.memory_version_id, None)
+                .await
+                .map(drop),
+        );
+        missing(other.delete_store(&in_a).await.map(drop));
+    }
+    // Listing shows each workspace its own stores only.
+    let ids = |p: memory_store::Page<memory_store::Store>| {
+        p.data.into_iter().map(|s| s.id).collect::<Vec<_>>()
+    };
+    let all = ListStores {
+        include_archived: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        ids(a.list_stores(all.clone()).await.unwrap()),
+        [in_a.clone()]
+    );
+    assert_eq!(
+        ids(e.list_stores(all.clone()).await.unwrap()),
+        [in_default.clone()]
+    );
+    assert!(b.list_stores(all).await.unwrap().data.is_empty());
+    // Its own workspace still has everything.
+    assert_eq!(
+        a.retrieve_memory(&in_a, &m.id)
+            .await
+            .unwrap()
+            .content
+            .as_deref(),
+        Some("secret")
+    );
+    a.delete_store(&in_a).await.unwrap();
+}
