@@ -40,7 +40,9 @@ Without NAME=, a versioned store's folder is the slug of its display name: lower
 every run of characters other than a-z and 0-9 turned into one '-', '-' trimmed from
 both ends (\"Team Handbook\" -> team-handbook); a name with nothing left gives the store
 id, and a folder already taken gets -2, -3, ... NAME= sets the folder instead (slugged
-the same way; any store that is not a versioned one needs it). A final :ro makes the
+the same way, a NAME with nothing left giving the store id; any store that is not a
+versioned one needs it). NAME is everything before the first '=' ahead of the URL's
+scheme, '/' and '?' included. A final :ro makes the
 mount read-only. The folders chosen are printed on standard error at start. An
 archived store cannot be mounted (exit status 2). Versioned store URLs:
 {urls}A remote store's API key comes from {STORE_API_KEY_VAR}.

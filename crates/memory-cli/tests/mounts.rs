@@ -730,3 +730,81 @@ fn mcp_search_finds_a_file_in_each_mounted_store() {
     );
     assert_eq!(found(&answers[2]), ["/memories/user-notes/todo/deploy.md"]);
 }
+
+/// `NAME=` is the text before the first `=` that comes ahead of the URL, whatever it holds: a
+/// name with `/` is a name, not part of the URL, and a name with nothing left after the slug
+/// rule gives the store id's folder, as a display name does. A bad name or a missing URL is
+/// refused saying which.
+#[test]
+fn any_text_before_the_url_is_the_mount_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stores.db");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (first, second) = runtime.block_on(async {
+        let engine = MemoryStores::open(&db).await.unwrap();
+        let create = |name: &str| CreateStore {
+            name: name.into(),
+            ..Default::default()
+        };
+        let first = engine.create_store(create("Handbook")).await.unwrap().id;
+        let second = engine.create_store(create("Notes")).await.unwrap().id;
+        (first, second)
+    });
+    let folder = dir.path().join("folder");
+    let args = [
+        "--mount".to_owned(),
+        format!("???=store+sqlite:{}#{first}:ro", db.display()),
+        "--mount".to_owned(),
+        format!("team/handbook=store+sqlite:{}#{second}", db.display()),
+        "--mount".to_owned(),
+        format!("a/b={}", folder.display()),
+    ];
+    let (answers, stderr, status) = mcp(
+        &args,
+        &[("memory", json!({"command": "view", "path": "/memories"}))],
+    );
+    assert!(status.success(), "{stderr}");
+    let id_folder: String = first
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    for line in [
+        format!("mounted \"Handbook\" (store {first}) at /memories/{id_folder}, read-only"),
+        format!("mounted \"Notes\" (store {second}) at /memories/team-handbook, read-write"),
+        "mounted \"a/b\" at /memories/a-b, read-write".to_owned(),
+    ] {
+        assert!(stderr.contains(&line), "{line}: {stderr}");
+    }
+    let listing = answers[1]["result"]["content"][0]["text"].as_str().unwrap();
+    for shown in [
+        format!("/memories/{id_folder}"),
+        "/memories/team-handbook".into(),
+        "/memories/a-b".into(),
+    ] {
+        assert!(listing.contains(&shown), "{shown}: {listing}");
+    }
+    assert!(
+        folder.is_dir(),
+        "the folder store was opened at its own path"
+    );
+
+    for (spec, says) in [
+        (
+            format!("=store+sqlite:{}#{first}", db.display()),
+            "a mount name is 1 to 255 characters",
+        ),
+        (
+            "notes=?sync=full".to_owned(),
+            "the mount `notes` has no store URL",
+        ),
+    ] {
+        let (answers, stderr, status) = mcp(&["--mount".into(), spec.clone()], &[]);
+        assert_eq!(status.code(), Some(2), "{spec}: {stderr}");
+        assert!(answers.is_empty());
+        assert!(stderr.contains(says), "{spec}: {stderr}");
+        assert!(!stderr.contains("cannot open store ``"), "{stderr}");
+    }
+}

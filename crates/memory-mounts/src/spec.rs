@@ -11,8 +11,13 @@ use crate::Access;
 /// read-write.
 ///
 /// Without `NAME=`, a memory store's folder is the slug of its display name (as the hosted
-/// product mounts it); `NAME=` overrides the folder. The text before the first `=` is a name
-/// only when it holds none of `:/?#` (so `store+sqlite:db?sync=full#id` is a URL, not a name).
+/// product mounts it); `NAME=` overrides the folder. NAME is the text before the first `=`,
+/// whatever it holds (`a/b`, `???`, `Team: Handbook`), unless the URL's scheme comes before
+/// that `=`: when the text before it starts with a scheme (`store+sqlite:`, `s3:`, a word of
+/// two or more letters then `:`) and the text after it does not, the `=` is in the URL's
+/// options and there is no name (so `store+sqlite:db?sync=full#id` is a URL, and
+/// `Team:Handbook=store+sqlite:db#id` is named `Team:Handbook`). A name whose slug is empty
+/// (`???`) gives the folder of the store's id, as a display name does.
 ///
 /// ```
 /// use memory_mounts::{Access, MountSpec};
@@ -27,6 +32,12 @@ use crate::Access;
 ///
 /// let spec: MountSpec = "notes=./notes".parse().unwrap();
 /// assert_eq!((spec.url.as_str(), spec.access), ("./notes", Access::ReadWrite));
+///
+/// let spec: MountSpec = "team/handbook=store+sqlite:db?sync=full#memstore_01abc".parse().unwrap();
+/// assert_eq!(spec.name.as_deref(), Some("team/handbook"));
+/// assert_eq!(spec.url, "store+sqlite:db?sync=full#memstore_01abc");
+/// let spec: MountSpec = "store+sqlite:db?sync=full#memstore_01abc".parse().unwrap();
+/// assert_eq!(spec.name, None);
 /// assert!("=./notes".parse::<MountSpec>().is_err());
 /// assert!(":ro".parse::<MountSpec>().is_err());
 /// ```
@@ -51,16 +62,31 @@ impl MountSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MountSpecError {
-    /// An empty name, one over 255 characters, or one with control characters.
-    #[error("a mount name is 1 to 255 characters without control characters")]
-    Name,
-    /// No store URL (nothing after `=`, or only `:ro`).
+    /// An empty name, one over 255 characters, or one with control characters (the name as
+    /// given).
+    #[error("a mount name is 1 to 255 characters without control characters, not {0:?}")]
+    Name(String),
+    /// No store URL (nothing after `=`, only `:ro`, or only `?` options).
     #[error("the mount `{0}` has no store URL")]
     Url(String),
 }
 
-fn is_name(text: &str) -> bool {
-    !text.contains([':', '/', '?', '#'])
+/// Whether `text` starts with a URL scheme: an ASCII letter, at least one more letter, digit,
+/// `+`, `-` or `.`, then `:` (the store-URL rule; a drive letter `C:` is not one).
+fn starts_with_scheme(text: &str) -> bool {
+    let Some((word, _)) = text.split_once(':') else {
+        return false;
+    };
+    let mut chars = word.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && word.len() >= 2
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// Whether the text before the first `=` is a mount name rather than the start of a URL
+/// whose options hold the `=`.
+fn is_name(before: &str, after: &str) -> bool {
+    !starts_with_scheme(before) || starts_with_scheme(after)
 }
 
 impl FromStr for MountSpec {
@@ -68,13 +94,13 @@ impl FromStr for MountSpec {
 
     fn from_str(raw: &str) -> Result<Self, Self::Err> {
         let (name, rest) = match raw.split_once('=') {
-            Some((name, rest)) if is_name(name) => {
+            Some((name, rest)) if is_name(name, rest) => {
                 let name = name.trim();
                 if name.is_empty()
                     || name.chars().count() > 255
                     || name.chars().any(char::is_control)
                 {
-                    return Err(MountSpecError::Name);
+                    return Err(MountSpecError::Name(name.to_owned()));
                 }
                 (Some(name.to_owned()), rest)
             }
@@ -87,7 +113,7 @@ impl FromStr for MountSpec {
         } else {
             (rest, Access::ReadWrite)
         };
-        if url.is_empty() {
+        if url.split_once('?').map_or(url, |(base, _)| base).is_empty() {
             return Err(MountSpecError::Url(
                 name.clone().unwrap_or_else(|| raw.to_owned()),
             ));
@@ -228,7 +254,19 @@ mod tests {
             "a=:ro".parse::<MountSpec>(),
             Err(MountSpecError::Url("a".into()))
         );
-        assert_eq!("\u{7}=x".parse::<MountSpec>(), Err(MountSpecError::Name));
+        assert_eq!(
+            "\u{7}=x".parse::<MountSpec>(),
+            Err(MountSpecError::Name("\u{7}".into()))
+        );
+        assert_eq!(
+            "n=?sync=full".parse::<MountSpec>(),
+            Err(MountSpecError::Url("n".into()))
+        );
+        let err = " =./notes".parse::<MountSpec>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "a mount name is 1 to 255 characters without control characters, not \"\""
+        );
         // No name: the URL whole, even with `=` in its options.
         let s: MountSpec = "store+sqlite:db?sync=full#memstore_x:ro".parse().unwrap();
         assert_eq!(s.name, None);
@@ -237,5 +275,45 @@ mod tests {
         assert_eq!(s.label(), "store+sqlite:db?sync=full#memstore_x");
         let s: MountSpec = "./notes".parse().unwrap();
         assert_eq!((s.name, s.url.as_str()), (None, "./notes"));
+    }
+
+    #[test]
+    fn a_name_is_whatever_comes_before_the_first_equals_sign_ahead_of_the_url() {
+        for (raw, name, url) in [
+            (
+                "???=store+sqlite:s.db#memstore_x",
+                "???",
+                "store+sqlite:s.db#memstore_x",
+            ),
+            (
+                "a/b=store+sqlite:s.db#memstore_x",
+                "a/b",
+                "store+sqlite:s.db#memstore_x",
+            ),
+            ("a/b=./notes", "a/b", "./notes"),
+            ("why?=mem:", "why?", "mem:"),
+            ("#1 notes=./n", "#1 notes", "./n"),
+            (
+                "Team:Handbook=store+sqlite:s.db?x=y#memstore_x",
+                "Team:Handbook",
+                "store+sqlite:s.db?x=y#memstore_x",
+            ),
+            ("C:notes=./n", "C:notes", "./n"),
+            ("n=sqlite:m.db?sync=data", "n", "sqlite:m.db?sync=data"),
+        ] {
+            let s: MountSpec = raw.parse().unwrap();
+            assert_eq!(s.name.as_deref(), Some(name), "{raw}");
+            assert_eq!(s.url, url, "{raw}");
+        }
+        // The `=` of the URL's own options: no name.
+        for raw in [
+            "store+sqlite:s.db?sync=full#memstore_x",
+            "sqlite:m.db?sync=data",
+            "postgres://u@h/db?schema=s&sslmode=require",
+            "STORE+HTTP://h:8080/base?a=b#memstore_x",
+        ] {
+            let s: MountSpec = raw.parse().unwrap();
+            assert_eq!((s.name, s.url.as_str()), (None, raw), "{raw}");
+        }
     }
 }
