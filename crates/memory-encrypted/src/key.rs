@@ -179,8 +179,10 @@ impl Key {
     ///
     /// On unix the file is refused ([`KeyError::Permissions`]) when its group or other users
     /// have any permission on it (mode `& 0o077 != 0`), as ssh does with private keys; make it
-    /// `0600`. The check is made on the opened file, not on the path. This is blocking I/O:
-    /// call it at start-up or inside `spawn_blocking`.
+    /// `0600`. The check is made on the opened file, not on the path. On other platforms
+    /// (Windows) there are no mode bits and nothing is checked: the file's access is the
+    /// platform's (its ACL). This is blocking I/O: call it at start-up or inside
+    /// `spawn_blocking`.
     pub fn from_hex_file(path: impl AsRef<Path>) -> Result<Self, KeyError> {
         let path = path.as_ref();
         let read_err = |source| KeyError::Read {
@@ -232,8 +234,9 @@ impl Key {
     }
 
     /// Writes this key to a new key file (64 lower-case hex digits and a newline), created with
-    /// mode `0600` on unix whatever the umask, and synced to disk. Refuses to overwrite anything
-    /// already at `path` ([`KeyError::Exists`]). Blocking I/O.
+    /// mode `0600` on unix whatever the umask (on Windows with the platform's default
+    /// permissions, those inherited from its folder), and synced to disk. Refuses to overwrite
+    /// anything already at `path` ([`KeyError::Exists`]). Blocking I/O.
     pub fn write_new_file(&self, path: impl AsRef<Path>) -> Result<(), KeyError> {
         let path = path.as_ref();
         let mut options = std::fs::OpenOptions::new();
@@ -290,9 +293,10 @@ impl fmt::Debug for Key {
     }
 }
 
-/// Generates a key and writes it to a new key file with mode `0600`: what `memory keygen FILE`
-/// does. Returns the key, so the caller can print its [`KeyId`]. Refuses to overwrite an existing
-/// file. Blocking I/O.
+/// Generates a key and writes it to a new key file with mode `0600` (on Windows the platform's
+/// default permissions; see [`Key::write_new_file`]): what `memory keygen FILE` does. Returns
+/// the key, so the caller can print its [`KeyId`]. Refuses to overwrite an existing file.
+/// Blocking I/O.
 pub fn generate_key_file(path: impl AsRef<Path>) -> Result<Key, KeyError> {
     let key = Key::generate()?;
     key.write_new_file(path)?;

@@ -664,13 +664,15 @@ fn prefix_range(dir: &str) -> (String, String) {
     (format!("{dir}/"), format!("{dir}0"))
 }
 
+/// Creates the index folder (and its parents) with mode 0700 on unix, readable by its owner
+/// only. On other platforms (Windows) the folder gets the platform's default permissions,
+/// those it inherits from its parent.
 fn create_private_dir(dir: &Path) -> Result<(), IndexError> {
-    use std::os::unix::fs::DirBuilderExt;
-    match std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-    {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(dir) {
         Ok(()) => Ok(()),
         Err(source) => Err(IndexError::Io {
             operation: "create the index folder",
@@ -679,6 +681,10 @@ fn create_private_dir(dir: &Path) -> Result<(), IndexError> {
     }
 }
 
+/// Sets the index file's mode to 0600 on unix, readable and writable by its owner only. On
+/// other platforms (Windows) the file keeps the platform's default permissions (inherited from
+/// its folder): nothing is changed.
+#[cfg(unix)]
 fn make_private(path: &Path) -> Result<(), IndexError> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|source| {
@@ -687,6 +693,11 @@ fn make_private(path: &Path) -> Result<(), IndexError> {
             source,
         }
     })
+}
+
+#[cfg(not(unix))]
+fn make_private(_path: &Path) -> Result<(), IndexError> {
+    Ok(())
 }
 
 /// Whether a SQLite error means the file is not a usable index (rebuild it).

@@ -21,7 +21,9 @@ pub(crate) enum SqliteError {
         #[source]
         source: rusqlite::Error,
     },
-    /// The new database file could not be given its private permissions.
+    /// The new database file could not be given its private permissions (unix only: elsewhere
+    /// the file keeps the platform's default permissions).
+    #[cfg(unix)]
     #[error("cannot make the new SQLite database {path} private (0600): {source}")]
     CreateFile {
         path: PathBuf,

@@ -82,6 +82,8 @@ fn configure(conn: &Connection, ctx: &Ctx, options: &SqliteOptions) -> Result<()
 /// Creates the database file, empty and readable by its owner only (0600 whatever the umask),
 /// if it does not exist yet; an existing file keeps its permissions. SQLite gives the `-wal`
 /// and `-shm` files it creates next to it the main file's permissions, so they are 0600 too.
+/// On other platforms (Windows) nothing is done here: the file SQLite creates gets the
+/// platform's default permissions, inherited from its folder.
 #[cfg(unix)]
 fn create_private(path: &Path) -> Result<(), SqliteError> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -156,11 +158,13 @@ fn open_file_read_only(
 }
 
 /// `file:` URI of an absolute path, every byte but unreserved ones and `/` percent-encoded,
-/// read-only (and immutable when asked).
+/// read-only (and immutable when asked). The bytes are the path's own on unix; on Windows they
+/// are its UTF-8 (`as_encoded_bytes`: WTF-8, the same as UTF-8 for any path that is valid
+/// Unicode), which is what SQLite takes there, with `C:` and `\` percent-encoded like any
+/// other byte.
 fn file_uri(path: &Path, immutable: bool) -> String {
-    use std::os::unix::ffi::OsStrExt as _;
     let mut uri = String::from("file:");
-    for &b in path.as_os_str().as_bytes() {
+    for &b in path.as_os_str().as_encoded_bytes() {
         if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
             uri.push(char::from(b));
         } else {

@@ -298,8 +298,9 @@ impl Ctx<'_> {
     }
 }
 
-/// Creates `path` as an empty file only its owner can read and write, unless something is
-/// there already (then it is left as it is, for SQLite to open or refuse).
+/// Creates `path` as an empty file only its owner can read and write (mode 0600 on unix; on
+/// Windows the platform's default permissions, inherited from its folder), unless something
+/// is there already (then it is left as it is, for SQLite to open or refuse).
 fn create_private(path: &Path) -> Result<(), SqliteError> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -342,11 +343,13 @@ fn connect_read_only(path: &Path) -> Result<Connection, SqliteError> {
 }
 
 /// The `file:` URI of an absolute path (every byte but unreserved ones and `/`
-/// percent-encoded), read-only, and immutable when asked.
+/// percent-encoded), read-only, and immutable when asked. The bytes are the path's own on
+/// unix; on Windows they are its UTF-8 (`as_encoded_bytes`: WTF-8, the same as UTF-8 for any
+/// path that is valid Unicode), which is what SQLite takes there, with `C:` and `\`
+/// percent-encoded like any other byte.
 fn read_only_uri(path: &Path, immutable: bool) -> String {
-    use std::os::unix::ffi::OsStrExt as _;
     let mut uri = String::from("file:");
-    for &b in path.as_os_str().as_bytes() {
+    for &b in path.as_os_str().as_encoded_bytes() {
         if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
             uri.push(char::from(b));
         } else {

@@ -140,7 +140,8 @@ async fn export_to_file(
 }
 
 /// Creates `path` new, readable and writable by its owner only (0600 whatever the umask: an
-/// archive holds every memory), never through a link left at that name.
+/// archive holds every memory), never through a link left at that name. On Windows the file
+/// gets the platform's default permissions (inherited from its folder): there is no mode to set.
 async fn create_private(path: &std::path::Path) -> std::io::Result<tokio::fs::File> {
     // A partial file of an earlier run that had this process id: ours to replace.
     match tokio::fs::remove_file(path).await {
