@@ -76,7 +76,7 @@ pub(crate) async fn run(
         let stream = tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of descriptors, a connection reset before it was accepted...: none
                     // of them stops the server. Pause so a persistent one does not spin.
@@ -88,8 +88,10 @@ pub(crate) async fn run(
             },
         };
         while connections.try_join_next().is_some() {}
+        let (stream, peer) = stream;
         connections.spawn(connection(
             stream,
+            peer,
             app.clone(),
             limits,
             stop_rx.clone(),
@@ -114,6 +116,7 @@ pub(crate) async fn run(
 
 async fn connection(
     stream: TcpStream,
+    peer: std::net::SocketAddr,
     app: Router,
     limits: Limits,
     mut stop: watch::Receiver<bool>,
@@ -126,7 +129,15 @@ async fn connection(
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .keep_alive(true);
-    let conn = builder.serve_connection(io, TowerToHyperService::new(app));
+    // Each request knows its client's address (`ConnectInfo`: the console's sign-in limit).
+    let service = TowerToHyperService::new(app);
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<_>| {
+        request
+            .extensions_mut()
+            .insert(axum::extract::ConnectInfo(peer));
+        hyper::service::Service::call(&service, request)
+    });
+    let conn = builder.serve_connection(io, service);
     let mut conn = pin!(conn);
     let stopping = async move {
         let _ = stop.wait_for(|stopping| *stopping).await;

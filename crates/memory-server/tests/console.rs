@@ -315,11 +315,8 @@ async fn nothing_but_the_sign_in_form_before_signing_in() {
     assert!(page.body.contains(">Sign in</button>"));
     assert!(!page.body.contains("Very Private Store"));
     assert!(!page.body.contains(id));
-    let cookie = page.header("set-cookie").unwrap();
-    assert!(
-        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
-        "{cookie}"
-    );
+    // An anonymous visitor is given (and holds) nothing: no session, no cookie.
+    assert_eq!(page.header("set-cookie"), None);
     let deep = b.get(&format!("/console/stores/{id}")).await;
     assert_eq!(deep.status, 401);
     assert!(!deep.body.contains("Very Private Store"));
@@ -340,7 +337,13 @@ async fn nothing_but_the_sign_in_form_before_signing_in() {
     let store = api(srv.addr, "GET", &format!("/v1/memory_stores/{id}"), None).await;
     assert!(store.json()["archived_at"].is_null());
     // Signed in, the store is listed; signed out, it is gone again.
-    assert_eq!(b.sign_in(SECRET).await.status, 303);
+    let signed = b.sign_in(SECRET).await;
+    assert_eq!(signed.status, 303);
+    let cookie = signed.header("set-cookie").unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
     let list = b.get("/console/").await;
     assert!(list.body.contains("Very Private Store"));
     assert!(list.body.contains(KEY_ID));
@@ -1052,4 +1055,86 @@ async fn the_console_acts_in_the_workspace_it_signed_in_to() {
         )
         .await;
     assert_eq!(r.status, 400, "{}", r.body);
+}
+
+/// Anonymous visitors hold nothing on the server: 10,200 unauthenticated GETs of the sign-in
+/// page (past the 10,000 sessions the server keeps) make no session, so a console user's
+/// session survives them, and the sign-in form they were given still works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn anonymous_floods_sign_nobody_out() {
+    let s = start(ServerConfig::default().api_keys(Some(keys()))).await;
+    let mut user = Browser::new(s.addr);
+    let anonymous_form = Browser::new(s.addr).get("/console/").await.field("csrf");
+    assert_eq!(user.sign_in(SECRET).await.status, 303);
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        let addr = s.addr;
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..(10_200 / 16 + 1) {
+                let r = Browser::new(addr).get("/console/").await;
+                assert_eq!(r.status, 200);
+                assert_eq!(r.header("set-cookie"), None);
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let list = user.get("/console/").await;
+    assert!(
+        list.body.contains(KEY_ID),
+        "signed out by the flood: {}",
+        list.body
+    );
+    let csrf = list.field("csrf");
+    let made = user
+        .post(
+            "/console/stores",
+            &[("csrf", &csrf), ("name", "After the flood")],
+        )
+        .await;
+    assert_eq!(made.status, 303, "{}", made.body);
+    // The stateless token of a form served before the flood still signs in.
+    let mut late = Browser::new(s.addr);
+    let r = late
+        .post(
+            "/console/sign-in",
+            &[("csrf", &anonymous_form), ("key", SECRET)],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    // A forged token does not.
+    let r = Browser::new(s.addr)
+        .post("/console/sign-in", &[("csrf", "1.00"), ("key", SECRET)])
+        .await;
+    assert_eq!(r.status, 403, "{}", r.body);
+}
+
+/// Sign-in attempts are limited per client address: past 10 a minute, 429 with
+/// `Retry-After`, even with the right key; a signed-in session is not affected.
+#[tokio::test]
+async fn sign_in_attempts_beyond_the_limit_get_429() {
+    let s = start(ServerConfig::default().api_keys(Some(keys()))).await;
+    let mut user = Browser::new(s.addr);
+    assert_eq!(user.sign_in(SECRET).await.status, 303);
+    let csrf = Browser::new(s.addr).get("/console/").await.field("csrf");
+    for i in 1..10 {
+        let r = Browser::new(s.addr)
+            .post("/console/sign-in", &[("csrf", &csrf), ("key", "wrong")])
+            .await;
+        assert_eq!(r.status, 401, "attempt {i}: {}", r.body);
+    }
+    for key in ["wrong", SECRET] {
+        let r = Browser::new(s.addr)
+            .post("/console/sign-in", &[("csrf", &csrf), ("key", key)])
+            .await;
+        assert_eq!(r.status, 429, "{}", r.body);
+        assert!(
+            r.header("retry-after")
+                .is_some_and(|v| v.parse::<u64>().is_ok_and(|n| (1..=60).contains(&n)))
+        );
+        assert!(r.body.contains("Too many sign-in attempts"), "{}", r.body);
+        assert_eq!(r.header("set-cookie"), None);
+    }
+    assert!(user.get("/console/").await.body.contains(KEY_ID));
 }

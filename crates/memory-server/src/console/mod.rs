@@ -6,6 +6,8 @@
 //! - **Sign-in**: with API keys, nothing but the sign-in form is shown until a key from the
 //!   key file is given; the session id (random, server-side) is the only thing the browser
 //!   keeps, in an `HttpOnly`, `SameSite=Strict` cookie. The key's secret is not stored.
+//!   Only a sign-in makes a session; anonymous visitors hold nothing (their forms' token is
+//!   stateless, an HMAC of its time), and sign-in attempts are limited per client address.
 //! - **Cross-site requests**: every state-changing request is a `POST` that must carry the
 //!   session's CSRF token, come with an `Origin` (or, lacking it, a `Referer`) of this host,
 //!   not be marked cross-site by `Sec-Fetch-Site`, and be form-encoded. The cookie is
@@ -157,11 +159,13 @@ pub(crate) fn redirect(location: &str) -> Response {
     r
 }
 
-/// Who is asking: their session, and whether its cookie must be (re)sent.
+/// Who is asking: their session if they signed in (anonymous visitors have none: nothing is
+/// kept for them), and the CSRF token of their forms.
 #[derive(Debug, Clone)]
 pub(crate) struct Viewer {
-    pub(crate) session: Session,
-    new_cookie: bool,
+    pub(crate) session: Option<Session>,
+    /// The session's token, or an anonymous (stateless) one.
+    csrf: String,
     open: bool,
 }
 
@@ -171,52 +175,57 @@ pub(crate) type Refusal = Response;
 impl Viewer {
     /// The actor the engine records for this viewer's writes: the API's for the same key.
     pub(crate) fn actor(&self) -> Option<Actor> {
-        self.session.api_key_id.clone().map(Actor::api_key)
+        self.session
+            .as_ref()
+            .and_then(|s| s.api_key_id.clone())
+            .map(Actor::api_key)
     }
 
     pub(crate) fn who(&self) -> Who {
-        match (&self.session.api_key_id, self.session.signed_in, self.open) {
-            (_, _, true) => Who::Open,
-            (Some(id), true, _) => Who::Key(id.clone(), self.session.workspace.clone()),
+        if self.open {
+            return Who::Open;
+        }
+        match &self.session {
+            Some(Session {
+                api_key_id: Some(id),
+                workspace,
+                ..
+            }) => Who::Key(id.clone(), workspace.clone()),
             _ => Who::Nobody,
         }
+    }
+
+    /// Whether the console may be used: signed in with a key, or the server has no keys.
+    pub(crate) fn signed_in(&self) -> bool {
+        self.open || self.session.is_some()
     }
 
     /// The engine, acting in this viewer's workspace (the API's for the same
     /// `anthropic-workspace-id`).
     pub(crate) fn engine(&self, app: &App) -> MemoryStores {
-        app.engine.in_workspace(self.session.workspace.clone())
+        let workspace = self.session.as_ref().and_then(|s| s.workspace.clone());
+        app.engine.in_workspace(workspace)
     }
 
     /// A whole page for this viewer.
     pub(crate) fn page(&self, status: StatusCode, title: &str, body: &str) -> Response {
-        let text = html::page(title, &self.who(), &self.session.csrf, body);
+        let text = html::page(title, &self.who(), &self.csrf, body);
         self.respond(status, text)
     }
 
-    /// `text` as an HTML response, with the session cookie if it is new.
+    /// `text` as an HTML response.
     pub(crate) fn respond(&self, status: StatusCode, text: String) -> Response {
         let mut r = (status, text).into_response();
         r.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/html; charset=utf-8"),
         );
-        self.cookie(r)
-    }
-
-    /// `response` with the session cookie if it is new.
-    pub(crate) fn cookie(&self, mut response: Response) -> Response {
-        if self.new_cookie
-            && let Ok(v) = HeaderValue::from_str(&session::set_cookie(&self.session.id))
-        {
-            response.headers_mut().append(header::SET_COOKIE, v);
-        }
-        response
+        r
     }
 
     /// The CSRF field of this viewer's forms.
     pub(crate) fn csrf(&self) -> String {
-        html::csrf_field(&self.session.csrf)
+        html::csrf_field(&self.csrf)
     }
 
     /// The words for a refused engine call, as a page with the API's status.
@@ -347,8 +356,9 @@ fn bare(status: StatusCode, title: &str, headline: &str, detail: &str) -> Respon
     r
 }
 
-/// The viewer of `headers`, made when there is none yet. `Err` is the answer instead: on a
-/// server without keys, a `Host` that is not a loopback name; or no randomness.
+/// The viewer of `headers`: its signed-in session, or an anonymous viewer (nothing is made
+/// or kept for one). `Err` is the answer instead: on a server without keys, a `Host` that is
+/// not a loopback name; or no secret for anonymous tokens.
 pub(crate) fn viewer(app: &App, headers: &HeaderMap) -> Result<Viewer, Refusal> {
     let open = app.config.api_keys.is_none();
     if open && !host_of(headers).is_some_and(is_loopback_host) {
@@ -359,28 +369,27 @@ pub(crate) fn viewer(app: &App, headers: &HeaderMap) -> Result<Viewer, Refusal> 
             "The server runs without API keys, so its console can be used only as localhost, 127.0.0.1 or [::1].",
         ));
     }
-    if let Some(session) = session::cookie_of(headers).and_then(|id| app.sessions.get(&id)) {
+    // On a server without keys nobody signs in, so no session is ever looked up.
+    if !open && let Some(session) = session::cookie_of(headers).and_then(|id| app.sessions.get(&id))
+    {
         return Ok(Viewer {
-            session,
-            new_cookie: false,
+            csrf: session.csrf.clone(),
+            session: Some(session),
             open,
         });
     }
-    match app.sessions.create(open, None, None) {
-        Ok(session) => Ok(Viewer {
-            session,
-            new_cookie: true,
+    match app.sessions.anonymous_token() {
+        Some(csrf) => Ok(Viewer {
+            session: None,
+            csrf,
             open,
         }),
-        Err(e) => {
-            tracing::error!(error = %e, "no randomness for a console session");
-            Err(bare(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Error",
-                "The console cannot start a session right now.",
-                "The server could not get random numbers for a session id. Try again in a moment.",
-            ))
-        }
+        None => Err(bare(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Error",
+            "The console cannot show its forms right now.",
+            "The server could not get random numbers for its form tokens when it started. Restart it.",
+        )),
     }
 }
 
@@ -485,20 +494,18 @@ pub(crate) async fn read_post(
             "The console's forms send application/x-www-form-urlencoded.",
         );
     }
-    let Some(session) = session::cookie_of(&headers).and_then(|id| app.sessions.get(&id)) else {
-        let (headline, detail) = if open {
-            (
-                "This form has expired.",
-                "The page it came from belongs to an earlier session. Reload the page and try again.",
-            )
-        } else {
-            (
-                "You are not signed in (or your session has ended).",
-                "Sign in with an API key, then try again.",
-            )
-        };
-        return refuse(StatusCode::UNAUTHORIZED, headline, detail);
+    let session = if open {
+        None
+    } else {
+        session::cookie_of(&headers).and_then(|id| app.sessions.get(&id))
     };
+    if session.is_none() && needs_sign_in && !open {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "You are not signed in (or your session has ended).",
+            "Sign in with an API key, then try again.",
+        );
+    }
     let read = axum::body::to_bytes(request.into_body(), app.config.body_limit);
     let body = match tokio::time::timeout(app.config.body_timeout, read).await {
         Ok(Ok(bytes)) => bytes,
@@ -527,23 +534,33 @@ pub(crate) async fn read_post(
             "Its fields are not valid form encoding.",
         );
     };
-    let viewer = Viewer {
-        session,
-        new_cookie: false,
-        open,
+    let token_ok = |t: &str| match &session {
+        Some(s) => session::same(t, &s.csrf),
+        None => app.sessions.anonymous_token_ok(t),
     };
-    let post = Post { viewer, fields };
-    let token_ok = post
-        .field("csrf")
-        .is_some_and(|t| session::same(t, &post.viewer.session.csrf));
-    if !token_ok {
+    let post = Post {
+        viewer: Viewer {
+            csrf: session.as_ref().map(|s| s.csrf.clone()).unwrap_or_default(),
+            session: session.clone(),
+            open,
+        },
+        fields,
+    };
+    if !post.field("csrf").is_some_and(token_ok) {
+        if session.is_none() && open {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "This form has expired.",
+                "The page it came from is too old, or from before the server restarted. Reload the page and try again.",
+            );
+        }
         return refuse(
             StatusCode::FORBIDDEN,
             "This request was refused: its security token is missing or out of date.",
             "Each form of the console carries a token of your session. Reload the page and try again.",
         );
     }
-    if needs_sign_in && !post.viewer.session.signed_in {
+    if needs_sign_in && !post.viewer.signed_in() {
         return refuse(
             StatusCode::UNAUTHORIZED,
             "You are not signed in (or your session has ended).",

@@ -32,7 +32,7 @@ fn finish(answer: Answer) -> Response {
 /// The signed-in viewer, or the sign-in page (with `status`) for everyone else.
 fn signed_in(app: &App, headers: &HeaderMap, status: StatusCode) -> Result<Viewer, Response> {
     let v = viewer(app, headers)?;
-    if v.session.signed_in {
+    if v.signed_in() {
         Ok(v)
     } else {
         Err(sign_in_page(&v, status, None))
@@ -137,9 +137,18 @@ fn sign_in_with(v: &Viewer, status: StatusCode, error: Option<&str>, notice: &st
 
 // ------------------------------------------------------------------ sign in and out
 
-/// `POST /console/sign-in`: a key of the key file makes the session signed in (a new session
-/// id, so an id known before sign-in is worth nothing after it).
+/// `POST /console/sign-in`: a key of the key file makes a new session (the only way one is
+/// made; an id known before sign-in is worth nothing after it). At most
+/// [`SIGN_IN_ATTEMPTS`](session::SIGN_IN_ATTEMPTS) attempts per client address a minute,
+/// counted before anything else is looked at; past it, 429 with `Retry-After`.
 pub(crate) async fn sign_in(State(app): State<App>, request: Request<Body>) -> Response {
+    let address = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0.ip());
+    if let Err(wait) = app.sessions.limiter.attempt(address) {
+        return too_many_attempts(wait);
+    }
     let post = match read_post(&app, request, false).await {
         Ok(p) => p,
         Err(r) => return r,
@@ -154,7 +163,9 @@ pub(crate) async fn sign_in(State(app): State<App>, request: Request<Body>) -> R
             Some("That API key is not accepted by this server. Nothing was signed in."),
         );
     };
-    app.sessions.remove(&post.viewer.session.id);
+    if let Some(old) = &post.viewer.session {
+        app.sessions.remove(&old.id);
+    }
     let workspace = match post.text("workspace").trim() {
         "" => None,
         w if memory_store::is_valid_workspace_id(w) => Some(w.to_owned()),
@@ -168,7 +179,7 @@ pub(crate) async fn sign_in(State(app): State<App>, request: Request<Body>) -> R
             );
         }
     };
-    match app.sessions.create(true, Some(id.to_owned()), workspace) {
+    match app.sessions.create(Some(id.to_owned()), workspace) {
         Ok(session) => {
             let mut r = redirect("/console/");
             if let Ok(v) = HeaderValue::from_str(&session::set_cookie(&session.id)) {
@@ -187,13 +198,42 @@ pub(crate) async fn sign_in(State(app): State<App>, request: Request<Body>) -> R
     }
 }
 
+/// The answer to a sign-in attempt over the limit.
+fn too_many_attempts(wait: std::time::Duration) -> Response {
+    let seconds = wait.as_secs().max(1);
+    let body = html::message(
+        "error",
+        "Too many sign-in attempts from your address.",
+        Some(&format!(
+            "At most {} sign-in attempts a minute are accepted from one address. Try again in {seconds} seconds.",
+            session::SIGN_IN_ATTEMPTS
+        )),
+    ) + "<p><a href=\"/console/\">Back to the sign-in form</a></p>";
+    let mut r = (
+        StatusCode::TOO_MANY_REQUESTS,
+        html::page("Too many attempts", &html::Who::Nobody, "", &body),
+    )
+        .into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&seconds.to_string()) {
+        h.insert(header::RETRY_AFTER, v);
+    }
+    r
+}
+
 /// `POST /console/sign-out`.
 pub(crate) async fn sign_out(State(app): State<App>, request: Request<Body>) -> Response {
     let post = match read_post(&app, request, false).await {
         Ok(p) => p,
         Err(r) => return r,
     };
-    app.sessions.remove(&post.viewer.session.id);
+    if let Some(session) = &post.viewer.session {
+        app.sessions.remove(&session.id);
+    }
     let mut r = redirect("/console/?done=signed-out");
     if let Ok(v) = HeaderValue::from_str(&session::clear_cookie()) {
         r.headers_mut().insert(header::SET_COOKIE, v);
@@ -226,7 +266,7 @@ pub(crate) async fn index(
         async {
             let v = viewer(&app, &headers)?;
             let qs = query(raw);
-            if !v.session.signed_in {
+            if !v.signed_in() {
                 return Ok(sign_in_with(&v, StatusCode::OK, None, &notice(&qs)));
             }
             let archived = get(&qs, "archived").is_some();
@@ -398,7 +438,7 @@ async fn memories_under(
     let mut page = None;
     loop {
         let got = v
-            .engine(&app)
+            .engine(app)
             .list_memories(
                 store,
                 ListMemories {
@@ -965,7 +1005,7 @@ pub(crate) async fn save(
 /// The page of a refused stale save: the current version, the text that was not saved, the
 /// diff between them, and an editor to save again over the current version.
 async fn stale(app: &App, v: &Viewer, store: &str, memory: &str, yours: &str) -> Response {
-    let current = match v.engine(&app).retrieve_memory(store, memory).await {
+    let current = match v.engine(app).retrieve_memory(store, memory).await {
         Ok(m) => m,
         Err(e) => return v.store_error(&e, None),
     };
@@ -1441,7 +1481,7 @@ pub(crate) async fn export(
             )) {
                 h.insert(header::CONTENT_DISPOSITION, d);
             }
-            Ok(v.cookie(r))
+            Ok(r)
         }
         .await,
     )
