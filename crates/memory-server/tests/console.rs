@@ -376,6 +376,13 @@ async fn a_wrong_key_is_refused_in_words() {
     );
     assert!(!r.body.contains("Hidden"));
     assert!(!r.body.contains('{'), "no JSON: {}", r.body);
+    // The form shown again works: its token is a valid one.
+    let again = r.field("csrf");
+    let r = b
+        .post("/console/sign-in", &[("csrf", &again), ("key", SECRET)])
+        .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let mut b = Browser::new(srv.addr);
     let page = b.get("/console/").await;
     assert!(page.body.contains(">Sign in</button>"));
     assert!(!page.body.contains("Hidden"));

@@ -540,7 +540,11 @@ pub(crate) async fn read_post(
     };
     let post = Post {
         viewer: Viewer {
-            csrf: session.as_ref().map(|s| s.csrf.clone()).unwrap_or_default(),
+            // The page a refused anonymous form answers with (a wrong key) has forms too.
+            csrf: match &session {
+                Some(s) => s.csrf.clone(),
+                None => app.sessions.anonymous_token().unwrap_or_default(),
+            },
             session: session.clone(),
             open,
         },
