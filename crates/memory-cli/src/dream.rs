@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use memory_runner::dream::{DEFAULT_DREAM_MAX_ITERATIONS, DEFAULT_DREAM_MODEL, Dream, DreamError};
-use memory_runner::{ClientBuilder, OpenOptions, StreamEvent, ToolCall};
+use memory_runner::{ClientBuilder, OpenError, OpenOptions, StreamEvent, ToolCall};
 
 use crate::exit::Exit;
 use crate::store_args::with_key_files;
@@ -190,6 +190,15 @@ pub(crate) async fn run(args: DreamArgs) -> ExitCode {
         Ok(report) => report,
         Err(e) => {
             eprintln!("memory: {}", crate::error_chain(&e));
+            match &e {
+                DreamError::Source(OpenError::Encrypted { .. }) => {
+                    eprintln!("memory: give the source's key with --from-key-file");
+                }
+                DreamError::Output(OpenError::Encrypted { .. }) => {
+                    eprintln!("memory: give the output's key with --into-key-file");
+                }
+                _ => {}
+            }
             return match e {
                 DreamError::Source(_)
                 | DreamError::Output(_)

@@ -136,13 +136,18 @@ pub fn local_path(url: &StoreUrl) -> Option<PathBuf> {
 /// be created, an S3 endpoint that cannot be reached), when the build lacks the backend's
 /// feature, or when the key file is unusable.
 pub async fn open(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn Storage>, OpenError> {
-    let store = open_unchecked(url, options).await?;
+    // memory-runner refuses an encrypted store given no key (the library's one check).
+    let store = memory_runner::open_url(url, options)
+        .await
+        .map_err(with_key_hint)?;
+    check(url, store.as_ref()).await?;
     check_encryption(url, store.as_ref(), options).await?;
     Ok(store)
 }
 
-/// Opens the store `url` names without the encryption checks of [`open`]: for a program
-/// that wraps the store in the envelope itself (`memory rekey`).
+/// Opens the store `url` names without the encryption checks of [`open`], as its bytes even
+/// if it is encrypted (`OpenOptions::with_plaintext_only`): for a program that wraps the
+/// store in the envelope itself (`memory rekey`).
 ///
 /// # Errors
 /// As [`open`], but for encryption.
@@ -150,50 +155,47 @@ pub async fn open_unchecked(
     url: &StoreUrl,
     options: &OpenOptions,
 ) -> Result<Arc<dyn Storage>, OpenError> {
-    let store = memory_runner::open_url(url, options).await?;
+    let store = memory_runner::open_url(url, &options.clone().with_plaintext_only()).await?;
     check(url, store.as_ref()).await?;
     Ok(store)
 }
 
+/// memory-runner's refusal of an encrypted store given no key, in the program's words.
+fn with_key_hint(e: OpenError) -> OpenError {
+    match e {
+        OpenError::Encrypted { url, key_id } => OpenError::Unavailable {
+            url,
+            reason: format!(
+                "the store is encrypted{}: pass its key with --encryption-key-file (or \
+                 MEMORY_ENCRYPTION_KEY_FILE)",
+                key_id
+                    .map(|id| format!(" under key {id}"))
+                    .unwrap_or_default()
+            ),
+        },
+        other => other,
+    }
+}
+
 /// An encrypted store is opened with its key or not at all: with a key, the envelope's key
 /// check runs now (a wrong key, or a plaintext store, stops the program at start rather than
-/// failing each command); without one, a store the probe finds encrypted is refused, so that
-/// no plaintext is ever written into it.
-#[cfg(feature = "encrypted")]
+/// failing each command); without one, memory-runner's open has refused an encrypted store
+/// already, so that no plaintext is ever written into it.
 async fn check_encryption(
     url: &StoreUrl,
     store: &dyn Storage,
     options: &OpenOptions,
 ) -> Result<(), OpenError> {
-    let failed = |source| OpenError::Backend {
-        url: url.to_string(),
-        source,
-    };
     if options.encryption_key_file.is_some() {
         // Any operation runs the key check first; counting is the cheapest.
-        store.file_count().await.map_err(failed)?;
-        return Ok(());
+        store
+            .file_count()
+            .await
+            .map_err(|source| OpenError::Backend {
+                url: url.to_string(),
+                source,
+            })?;
     }
-    let state = memory_encrypted::probe(store).await.map_err(failed)?;
-    if state.is_encrypted() {
-        return Err(OpenError::Unavailable {
-            url: url.to_string(),
-            reason: format!(
-                "the store is {state}: pass its key with --encryption-key-file (or \
-                 MEMORY_ENCRYPTION_KEY_FILE)"
-            ),
-        });
-    }
-    Ok(())
-}
-
-/// Without the `encrypted` feature no envelope is read or written: nothing to check.
-#[cfg(not(feature = "encrypted"))]
-async fn check_encryption(
-    _url: &StoreUrl,
-    _store: &dyn Storage,
-    _options: &OpenOptions,
-) -> Result<(), OpenError> {
     Ok(())
 }
 

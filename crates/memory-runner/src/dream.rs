@@ -263,10 +263,8 @@ impl Dream {
                 url: strip_query(&self.into).to_owned(),
             });
         }
+        // Opening refuses an encrypted store given no key (OpenError::Encrypted).
         let source = open_with(&self.from, &self.from_options.clone().with_read_only())
-            .await
-            .map_err(DreamError::Source)?;
-        refuse_encrypted_without_key(&self.from, &*source, &self.from_options)
             .await
             .map_err(DreamError::Source)?;
         let session_id = self
@@ -276,9 +274,6 @@ impl Dream {
             .unwrap_or_else(memory_mounts::new_session_id);
         let into_options = self.into_options.clone().with_session_id(&session_id);
         let output = open_with(&self.into, &into_options)
-            .await
-            .map_err(DreamError::Output)?;
-        refuse_encrypted_without_key(&self.into, &*output, &into_options)
             .await
             .map_err(DreamError::Output)?;
         let before = contents(&*output).await.map_err(DreamError::Storage)?;
@@ -346,46 +341,6 @@ impl Dream {
             session_id,
         })
     }
-}
-
-/// Refuses a store opened without a key that holds encrypted files (feature `encrypted`):
-/// Claude would read ciphertext from a source, and plaintext would be mixed into an output.
-/// Checked before any request is sent.
-#[cfg(feature = "encrypted")]
-async fn refuse_encrypted_without_key(
-    url: &str,
-    store: &dyn Storage,
-    options: &OpenOptions,
-) -> Result<(), OpenError> {
-    if options.wants_encryption() {
-        return Ok(());
-    }
-    let state = memory_encrypted::probe(store)
-        .await
-        .map_err(|source| OpenError::Backend {
-            url: strip_query(url).to_owned(),
-            source,
-        })?;
-    if state.is_encrypted() {
-        return Err(OpenError::Unavailable {
-            url: strip_query(url).to_owned(),
-            reason: format!(
-                "the store is {state}: give its key file (OpenOptions::with_encryption_key_file; \
-                 `memory dream --from-key-file` or `--into-key-file`)"
-            ),
-        });
-    }
-    Ok(())
-}
-
-/// Without the `encrypted` feature no envelope is read or written: nothing to check.
-#[cfg(not(feature = "encrypted"))]
-async fn refuse_encrypted_without_key(
-    _url: &str,
-    _store: &dyn Storage,
-    _options: &OpenOptions,
-) -> Result<(), OpenError> {
-    Ok(())
 }
 
 /// Whether two store URLs name the same store: the same URL, or two folder (or two `sqlite:`)

@@ -40,6 +40,10 @@ pub struct OpenOptions {
     /// `postgres://` and `store+postgres://` opened with `from_url_read_only`, no advisory
     /// lock, no DDL, no row written, every session `default_transaction_read_only`).
     pub read_only: bool,
+    /// Open a store that holds encrypted files without a key anyway, as its bytes
+    /// ([`OpenOptions::with_plaintext_only`]). Off: such a store is refused
+    /// ([`OpenError::Encrypted`]).
+    pub plaintext_only: bool,
 }
 
 impl fmt::Debug for OpenOptions {
@@ -55,6 +59,7 @@ impl fmt::Debug for OpenOptions {
         d.field("session_id", &self.session_id)
             .field("environment", &self.environment)
             .field("read_only", &self.read_only)
+            .field("plaintext_only", &self.plaintext_only)
             .field(
                 "store_options",
                 &self.store_options.keys().collect::<Vec<_>>(),
@@ -105,6 +110,42 @@ impl OpenOptions {
     /// Opens the store read-only ([`OpenOptions::read_only`]).
     pub fn with_read_only(mut self) -> Self {
         self.read_only = true;
+        self
+    }
+
+    /// Opens the store even if it is encrypted and no key is given, to read its plaintext
+    /// files only.
+    ///
+    /// Without a key (a key file or a keyring), a store that holds a key-check record (or,
+    /// with feature `encrypted`, whose files are envelopes) is refused with
+    /// [`OpenError::Encrypted`] before anything is read or written through it: a create would
+    /// otherwise store a plaintext file beside the encrypted ones. With this option it opens as
+    /// its bytes: plaintext files read as they are, an encrypted file reads as its envelope,
+    /// and a write lands in plaintext. Combine it with [`with_read_only`](Self::with_read_only)
+    /// to be sure nothing is written; a program that wraps the store in the envelope itself
+    /// (`memory rekey`) opens it this way. Ignored when a key is given.
+    ///
+    /// ```
+    /// # #[cfg(feature = "fs")]
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use memory_runner::{OpenError, OpenOptions, open_with};
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let store = dir.path().join("store");
+    /// # std::fs::create_dir_all(store.join("memories")).unwrap();
+    /// # std::fs::write(store.join("memories/.memory-encryption-key-check"), b"\0").unwrap();
+    /// # let url = store.display().to_string();
+    /// // An encrypted store, opened without its key:
+    /// let err = open_with(&url, &OpenOptions::new()).await.unwrap_err();
+    /// assert!(matches!(err, OpenError::Encrypted { .. }), "{err}");
+    /// // Asked for explicitly, it opens as its bytes (read-only here: nothing is written).
+    /// let raw = OpenOptions::new().with_plaintext_only().with_read_only();
+    /// let store = open_with(&url, &raw).await.unwrap();
+    /// # let _ = store;
+    /// # });
+    /// ```
+    pub fn with_plaintext_only(mut self) -> Self {
+        self.plaintext_only = true;
         self
     }
 
@@ -192,6 +233,22 @@ pub enum OpenError {
         /// The backend's error.
         #[source]
         source: BoxError,
+    },
+    /// The store is encrypted (it holds a key-check record, or its files are envelopes) and
+    /// no key was given: refused so that nothing reads ciphertext as text and no plaintext is
+    /// written beside the encrypted files. Give the key
+    /// ([`OpenOptions::with_encryption_key_file`], [`OpenOptions::with_keyring`]), or open it
+    /// as its bytes with [`OpenOptions::with_plaintext_only`].
+    #[error(
+        "cannot open store `{url}`: the store is encrypted{} and no key was given: give its \
+         key (a key file or a keyring), or open it for its plaintext files only",
+        key_id.as_deref().map(|id| format!(" under key {id}")).unwrap_or_default()
+    )]
+    Encrypted {
+        /// The store asked for.
+        url: String,
+        /// The key the store's key-check record (or first file) names, when it could be read.
+        key_id: Option<String>,
     },
     /// The encryption key file could not be used.
     #[error("cannot use the encryption key: {reason}")]

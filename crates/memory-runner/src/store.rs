@@ -22,6 +22,11 @@
 //! store's versions. Several stores under one `/memories`: [`open_mount`]
 //! (feature `stores`).
 //!
+//! Without a key, an encrypted store (one that holds a key-check record, or whose files are
+//! envelopes) is refused with [`OpenError::Encrypted`] before anything is read or written
+//! through it, unless [`OpenOptions::with_plaintext_only`] asks for its plaintext files
+//! anyway; a wrong key is refused by the envelope's key check.
+//!
 //! A scheme this build lacks is an [`OpenError::NotCompiled`] naming the feature to enable;
 //! an unknown scheme is a [`StoreUrlError::UnknownScheme`]; both list the schemes this build
 //! has ([`compiled_schemes`]).
@@ -327,8 +332,58 @@ mod backends {
     }
 }
 
+/// Refuses a store opened without a key that is encrypted ([`OpenError::Encrypted`]),
+/// unless [`OpenOptions::with_plaintext_only`] asked for it as its bytes: Claude would read
+/// ciphertext, and a write would put a plaintext file beside the encrypted ones. The one
+/// check of every open without a key, the `memory` program's and dreams' included.
+///
+/// With feature `encrypted` it is memory-encrypted's [`probe`](memory_encrypted::probe) (the
+/// key-check record, else the first file: an envelope means encrypted); without it, whether
+/// the key-check record is there.
+async fn refuse_encrypted_without_key(
+    store: &dyn Storage,
+    url: &StoreUrl,
+    options: &OpenOptions,
+) -> Result<(), OpenError> {
+    if options.wants_encryption() || options.plaintext_only {
+        return Ok(());
+    }
+    let failed = |source| OpenError::Backend {
+        url: url.to_string(),
+        source,
+    };
+    #[cfg(feature = "encrypted")]
+    let key_id = match memory_encrypted::probe(store).await.map_err(failed)? {
+        memory_encrypted::EncryptionState::Encrypted { key_id } => {
+            Some(key_id.map(|id| id.to_string()))
+        }
+        _ => None,
+    };
+    #[cfg(not(feature = "encrypted"))]
+    let key_id = {
+        let record = memory_core::MemoryPath::parse(KEY_CHECK_PATH)
+            .map_err(|e| failed(memory_core::Error::backend("key check", e.to_string())))?;
+        store.stat(&record).await.map_err(failed)?.map(|_| None)
+    };
+    match key_id {
+        Some(key_id) => Err(OpenError::Encrypted {
+            url: url.to_string(),
+            key_id,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// memory-encrypted's `KEY_CHECK_PATH`, for builds without it (a test holds them equal).
+#[cfg_attr(
+    feature = "encrypted",
+    allow(dead_code, reason = "probe reads it there")
+)]
+const KEY_CHECK_PATH: &str = "/memories/.memory-encryption-key-check";
+
 /// Wraps `store` in the encrypted envelope when `options` ask for it, and runs the envelope's
 /// key check: a wrong key, a plaintext store or a store that holds only text is refused here.
+/// Without a key, an encrypted store is refused ([`refuse_encrypted_without_key`]).
 #[cfg(feature = "encrypted")]
 async fn encrypt(
     store: Arc<dyn Storage>,
@@ -339,6 +394,7 @@ async fn encrypt(
     use std::path::Path;
 
     if !options.wants_encryption() {
+        refuse_encrypted_without_key(&*store, url, options).await?;
         return Ok(store);
     }
     let key_error = |path: &Path, e: KeyError| OpenError::KeyFile {
@@ -379,6 +435,7 @@ async fn encrypt(
     options: &OpenOptions,
 ) -> Result<Arc<dyn Storage>, OpenError> {
     if !options.wants_encryption() {
+        refuse_encrypted_without_key(&*store, url, options).await?;
         return Ok(store);
     }
     Err(OpenError::Unavailable {
@@ -765,6 +822,12 @@ mod tests {
                 "{err:?}"
             );
         }
+    }
+
+    #[cfg(feature = "encrypted")]
+    #[test]
+    fn the_key_check_record_is_memory_encrypteds() {
+        assert_eq!(KEY_CHECK_PATH, memory_encrypted::KEY_CHECK_PATH);
     }
 
     #[cfg(not(feature = "encrypted"))]
