@@ -630,3 +630,98 @@ fn stats_counts_entries_that_are_not_memory_files() {
         "{text}"
     );
 }
+
+/// `memory copy` and `memory import` keep each file's modification time, so `memory expire`
+/// after a migration or a restore sees the files' ages, on folder, SQLite and encrypted
+/// stores alike.
+#[test]
+fn copy_and_import_keep_modification_times() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = Store::folder(tmp.path());
+    folder.ok(&["put", "/memories/old.md"], b"stale");
+    folder.ok(&["put", "/memories/keep/new.md"], b"fresh");
+    let forty_days = SystemTime::now() - Duration::from_secs(40 * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(Path::new(&folder.url).join("memories/old.md"))
+        .unwrap()
+        .set_modified(forty_days)
+        .unwrap();
+    let expiring = |store: &Store| {
+        let out = store.ok(
+            &["expire", "--older-than", "30d", "--dry-run", "--quiet"],
+            b"",
+        );
+        stdout(&out)
+    };
+    assert_eq!(expiring(&folder), "/memories/old.md\n");
+
+    let into = |name: &str| -> Store {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        match name {
+            n if n.starts_with("sqlite") => Store::sqlite(&dir),
+            n if n.starts_with("sealed") => Store::encrypted(&dir),
+            _ => Store::folder(&dir),
+        }
+    };
+    let copy = |from: &Store, to: &Store| {
+        let mut args = vec!["copy", &from.url, &to.url, "--quiet"];
+        if let Some(key) = &from.key {
+            args.extend(["--from-encryption-key-file", key.to_str().unwrap()]);
+        }
+        if let Some(key) = &to.key {
+            args.extend(["--to-encryption-key-file", key.to_str().unwrap()]);
+        }
+        expect_status(&run(&args, b""), 0);
+    };
+    // Folder → SQLite → folder, and into an encrypted folder.
+    let sqlite = into("sqlite-copy");
+    copy(&folder, &sqlite);
+    assert_eq!(expiring(&sqlite), "/memories/old.md\n", "folder → SQLite");
+    let back = into("folder-copy");
+    copy(&sqlite, &back);
+    assert_eq!(expiring(&back), "/memories/old.md\n", "SQLite → folder");
+    let sealed = into("sealed-copy");
+    copy(&folder, &sealed);
+    assert_eq!(
+        expiring(&sealed),
+        "/memories/old.md\n",
+        "folder → encrypted folder"
+    );
+    // The time is the source's, to the second at least.
+    let listed = sqlite.ls_json();
+    let old = listed["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "/memories/old.md")
+        .unwrap()
+        .clone();
+    let folder_listed = folder.ls_json();
+    let original = folder_listed["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "/memories/old.md")
+        .unwrap()
+        .clone();
+    assert_eq!(old["modified"], original["modified"], "{listed}");
+
+    // Export, then import into a folder and a SQLite store.
+    let archive = tmp.path().join("backup.jsonl");
+    folder.ok(
+        &["export", "--out", archive.to_str().unwrap(), "--quiet"],
+        b"",
+    );
+    for name in ["folder-import", "sqlite-import"] {
+        let restored = into(name);
+        restored.ok(&["import", archive.to_str().unwrap(), "--quiet"], b"");
+        assert_eq!(
+            expiring(&restored),
+            "/memories/old.md\n",
+            "import into {name}"
+        );
+        assert_eq!(restored.cat("/memories/old.md"), b"stale");
+    }
+}

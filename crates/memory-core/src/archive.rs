@@ -51,6 +51,9 @@ pub struct ArchivedFile {
     pub line: usize,
     /// Its bytes.
     pub contents: Vec<u8>,
+    /// Its `modified` field as written (an RFC 3339 time), when the line has one: for an
+    /// import that keeps each file's modification time.
+    pub modified: Option<String>,
 }
 
 /// Why an archive was refused (nothing was imported).
@@ -252,10 +255,15 @@ fn file(n: usize, value: &Map<String, Value>) -> Result<ArchivedFile, ArchiveErr
             format!("the SHA-256 of {path} does not match its data"),
         ));
     }
+    let modified = value
+        .get("modified")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     Ok(ArchivedFile {
         path,
         line: n,
         contents,
+        modified,
     })
 }
 
@@ -281,6 +289,7 @@ mod tests {
         assert_eq!(files.len(), 2);
         assert_eq!((files[0].line, files[1].line), (2, 3));
         assert_eq!(files[1].contents, vec![0xff, 0]);
+        assert_eq!(files[0].modified.as_deref(), Some("2026-01-01T00:00:00Z"));
     }
 
     #[test]

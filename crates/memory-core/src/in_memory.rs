@@ -293,4 +293,14 @@ impl Storage for InMemoryStorage {
     fn skipped_entries(&self) -> u64 {
         0
     }
+
+    async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
+        let mut state = self.lock();
+        let stored = state
+            .files
+            .get_mut(path)
+            .ok_or_else(|| Error::NotFound { path: path.clone() })?;
+        stored.modified = modified;
+        Ok(true)
+    }
 }

@@ -10,6 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
+use std::time::SystemTime;
 
 use async_trait::async_trait;
 
@@ -162,6 +163,10 @@ impl<S: Storage> Storage for ReadOnly<S> {
     }
     fn skipped_entries(&self) -> u64 {
         self.inner.skipped_entries()
+    }
+
+    async fn set_modified(&self, path: &MemoryPath, _modified: SystemTime) -> Result<bool> {
+        Err(self.refusal(path))
     }
 }
 
@@ -458,6 +463,16 @@ impl<S: Storage> Storage for Prefixed<S> {
     }
     fn skipped_entries(&self) -> u64 {
         self.inner.skipped_entries()
+    }
+
+    async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
+        let Some(inner) = (!path.is_root()).then(|| self.down(path).ok()).flatten() else {
+            return Err(Error::NotFound { path: path.clone() });
+        };
+        self.inner
+            .set_modified(&inner, modified)
+            .await
+            .map_err(|e| self.up_error(e))
     }
 }
 

@@ -250,6 +250,29 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
     fn skipped_entries(&self) -> u64 {
         0
     }
+
+    /// Sets a file's modification time (what [`FileMeta::modified`] reports) without changing
+    /// its content, for tools that move files between stores (`memory copy`, `memory import`)
+    /// and must keep each file's age, so that expiry after a migration or a restore is right.
+    ///
+    /// Answers `true` when the store now reports `modified` for the file, `false` when it
+    /// keeps times of its own it cannot be told (then nothing changed).
+    ///
+    /// # Behavior
+    /// - a store that answers `true` reports `modified` (to the millisecond at least) in
+    ///   [`stat`](Self::stat) and [`list`](Self::list) until the file is written again;
+    /// - the content is unchanged; the version may change;
+    /// - a missing path or a directory → [`Error::NotFound`] (for a store that answers
+    ///   `true`; the provided method checks nothing);
+    /// - wrappers forward it (a read-only one refuses it as it refuses a write).
+    ///
+    /// The provided method does nothing and answers `false`: right for a store whose times
+    /// come from elsewhere (S3's `Last-Modified`). Stores that can keep a given time
+    /// (memory-sqlite, `InMemoryStorage`) override it.
+    async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
+        let _ = (path, modified);
+        Ok(false)
+    }
 }
 
 /// Checks a rename's preconditions in the contract's order, returning what is at `from`:
@@ -426,6 +449,9 @@ macro_rules! forward_storage {
             }
             fn skipped_entries(&self) -> u64 {
                 (**self).skipped_entries()
+            }
+            async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
+                (**self).set_modified(path, modified).await
             }
         }
     };

@@ -465,4 +465,17 @@ impl<S: Storage> Storage for Encrypted<S> {
     fn skipped_entries(&self) -> u64 {
         self.inner.skipped_entries()
     }
+
+    /// Forwarded: a file's time is not sealed (the inner store's listing shows it anyway).
+    async fn set_modified(
+        &self,
+        path: &MemoryPath,
+        modified: std::time::SystemTime,
+    ) -> Result<bool> {
+        self.ensure_checked(true).await?;
+        if is_reserved(path) {
+            return Err(reserved(path));
+        }
+        self.inner.set_modified(path, modified).await
+    }
 }

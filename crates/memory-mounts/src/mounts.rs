@@ -864,6 +864,22 @@ impl Storage for Mounts {
         }
         caps
     }
+    async fn set_modified(
+        &self,
+        path: &MemoryPath,
+        modified: std::time::SystemTime,
+    ) -> Result<bool> {
+        match self.route(path) {
+            Route::In(_, inner) if inner.is_root() => Err(Error::NotFound { path: path.clone() }),
+            Route::In(m, inner) => m
+                .storage
+                .set_modified(&inner, modified)
+                .await
+                .map_err(|e| outer_error(m, e)),
+            Route::Root | Route::Outside => Err(Error::NotFound { path: path.clone() }),
+        }
+    }
+
     fn skipped_entries(&self) -> u64 {
         self.mounts
             .iter()

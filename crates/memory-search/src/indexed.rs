@@ -601,6 +601,13 @@ impl<S: Storage> Storage for Indexed<S> {
     fn skipped_entries(&self) -> u64 {
         self.inner.skipped_entries()
     }
+
+    /// Forwarded; the file is noted like a write, so its row is checked at the next search.
+    async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
+        let set = self.inner.set_modified(path, modified).await?;
+        self.written(path);
+        Ok(set)
+    }
 }
 
 /// Whether files below `dir` can be in the index: no hidden segment and no `node_modules` on

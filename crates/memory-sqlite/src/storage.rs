@@ -849,4 +849,24 @@ impl Storage for SqliteStorage {
     fn skipped_entries(&self) -> u64 {
         SqliteStorage::skipped_entries(self)
     }
+
+    /// One `UPDATE` of the row's `modified_ms` (content and version unchanged).
+    async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
+        self.refuse_if_read_only(path)?;
+        let path = path.clone();
+        let ms = modified
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        self.write_job(move |tx, ctx| {
+            let changed = tx
+                .prepare_cached("UPDATE files SET modified_ms = ?2 WHERE path = ?1")
+                .and_then(|mut s| s.execute(params![path.as_str(), ms]))
+                .map_err(|e| ctx.err(e))?;
+            if changed == 0 {
+                return Err(Error::NotFound { path }.into());
+            }
+            Ok(true)
+        })
+        .await
+    }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use memory_core::{Error, MemoryPath};
 
 use super::archive::{Written, check_targets, partial_failure, plural, write_mode};
+use super::modified::Stamper;
 use super::progress::Progress;
 use super::{Access, Exit, Failure, Outcome, human_size, open_store, same_store};
 
@@ -16,8 +17,8 @@ Examples:
   memory copy ./memory ./encrypted --to-encryption-key-file key.hex
 
 Every file is read back from TO and compared after it is written. Hidden files are
-included. Modification times are not carried over (TO stamps each file as it is
-written). MEMORY_STORE and MEMORY_ENCRYPTION_KEY_FILE are not used by copy.", "\n\n", exit_status_help!()))]
+included. Each file keeps its modification time (so `memory expire` on TO sees its
+age), in SQLite and folder stores; S3 and versioned stores keep their own. MEMORY_STORE and MEMORY_ENCRYPTION_KEY_FILE are not used by copy.", "\n\n", exit_status_help!()))]
 pub(crate) struct CopyArgs {
     /// The store to copy from (a directory path, file:PATH, sqlite:PATH, s3://..., mem:).
     #[arg(value_parser = crate::store_args::store_url_arg)]
@@ -73,6 +74,7 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
     let paths: Vec<MemoryPath> = files.iter().map(|f| f.path.clone()).collect();
     check_targets(to.as_ref(), &paths, args.overwrite, "copy").await?;
 
+    let stamper = Stamper::for_url(&args.to);
     let mut progress = Progress::stderr("copy", files.len() as u64, args.quiet);
     let mode = write_mode(args.overwrite);
     let mut written = Written::default();
@@ -108,6 +110,9 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
                     "{path} reads back different from what was written to TO; the copy is not trustworthy"
                 ),
             ));
+        }
+        if let Some(modified) = meta.modified {
+            stamper.stamp(to.as_ref(), path, modified).await?;
         }
         written.files += 1;
         written.bytes += size;

@@ -14,6 +14,7 @@ mod copy;
 mod duration;
 mod expire;
 mod ls;
+mod modified;
 mod mv;
 mod progress;
 mod put;
@@ -155,6 +156,10 @@ pub(crate) enum AdminCommand {
     #[command(long_about = archive::EXPORT_LONG_ABOUT, after_help = EXIT_STATUS_HELP)]
     Export(archive::ExportArgs),
     /// Load an archive written by `memory export`, after verifying every checksum.
+    ///
+    /// Each file keeps the modification time the archive records for it (so `memory
+    /// expire` after a restore sees its age), in SQLite and folder stores; S3 and versioned
+    /// stores keep their own.
     #[command(after_help = EXIT_STATUS_HELP)]
     Import(archive::ImportArgs),
     /// Copy every file of one store into another (e.g. a folder into SQLite).

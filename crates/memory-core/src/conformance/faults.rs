@@ -313,6 +313,15 @@ impl<S: Storage> Storage for Faulty<S> {
     fn skipped_entries(&self) -> u64 {
         self.inner.skipped_entries()
     }
+
+    /// Forwarded as it is (no fault is injected into it, nothing recorded).
+    async fn set_modified(
+        &self,
+        path: &MemoryPath,
+        modified: std::time::SystemTime,
+    ) -> Result<bool> {
+        self.inner.set_modified(path, modified).await
+    }
 }
 
 /// One call seen by [`Recording`].
@@ -508,6 +517,15 @@ impl<S: Storage> Storage for Recording<S> {
     }
     fn skipped_entries(&self) -> u64 {
         self.inner.skipped_entries()
+    }
+
+    /// Forwarded as it is (no fault is injected into it, nothing recorded).
+    async fn set_modified(
+        &self,
+        path: &MemoryPath,
+        modified: std::time::SystemTime,
+    ) -> Result<bool> {
+        self.inner.set_modified(path, modified).await
     }
 }
 

@@ -260,6 +260,55 @@ pub async fn stat_file_has_size(storage: &dyn Storage) {
     }
 }
 
+/// set_modified: a store that answers `true` reports the time given (to the millisecond) in
+/// `stat` and `list`, with the content unchanged; a missing path or a directory is
+/// `NotFound`. A store that answers `false` changed nothing.
+pub async fn set_modified_is_reported(storage: &dyn Storage) {
+    use std::time::{Duration, UNIX_EPOCH};
+    put(storage, "/memories/t/old.md", "kept").await;
+    let when = UNIX_EPOCH + Duration::from_millis(1_600_000_000_123);
+    let set = ok(
+        storage,
+        "set_modified of a file",
+        storage.set_modified(&p("/memories/t/old.md"), when).await,
+    );
+    if !set {
+        return;
+    }
+    match stat(storage, "/memories/t/old.md").await {
+        Some(Entry::File(meta)) => assert_eq!(
+            meta.modified,
+            Some(when),
+            "{storage}: stat reports the modification time set_modified gave"
+        ),
+        other => panic!("{storage}: stat of a file gives Entry::File, got {other:?}"),
+    }
+    let listed = ok(storage, "list", storage.list(&p("/memories/t")).await);
+    assert_eq!(
+        listed.iter().map(|m| m.modified).collect::<Vec<_>>(),
+        vec![Some(when)],
+        "{storage}: list reports the modification time set_modified gave"
+    );
+    let read = ok(
+        storage,
+        "read",
+        storage.read(&p("/memories/t/old.md")).await,
+    );
+    assert_eq!(
+        read.contents, b"kept",
+        "{storage}: set_modified keeps the content"
+    );
+    for missing in ["/memories/t/none.md", "/memories/t"] {
+        assert!(
+            matches!(
+                storage.set_modified(&p(missing), when).await,
+                Err(Error::NotFound { .. })
+            ),
+            "{storage}: set_modified of {missing} is NotFound"
+        );
+    }
+}
+
 /// stat: `/memories` (even empty) and every directory with a file below it give
 /// `Entry::Directory`.
 pub async fn stat_directories(storage: &dyn Storage) {
@@ -2168,6 +2217,7 @@ pub async fn run_all_with(storage: Arc<dyn Storage>, caps: Capabilities) {
         empty_files,
         file_count_counts_every_file,
         create_within_limit,
+        set_modified_is_reported,
     );
     unicode_and_spaces_in_names_with(s, caps.non_nfc_names).await;
     clear(s).await;
