@@ -342,7 +342,45 @@ test("the console's archive is memory export's, and memory import reads it", asy
   ]);
 });
 
-test("archive the store, then writes are refused", async () => {
+test("a result page has its heading and a breadcrumb back", async () => {
+  await page.goto(`${URL_}/console/stores/${state.store}`);
+  await page.getByLabel("Archive (JSON Lines)").fill(state.archive);
+  await page.getByLabel("Replace memories that already exist").check();
+  await page.getByRole("button", { name: "Import" }).click();
+  assert.equal(await page.getByRole("heading", { level: 1, name: "Imported" }).count(), 1);
+  assert.match(await text(), /Imported 2 memories/);
+  const crumbs = page.getByRole("navigation", { name: "Breadcrumb" });
+  assert.equal(await crumbs.getByRole("link", { name: "Stores" }).count(), 1);
+  await crumbs.getByRole("link", { name: `Store ${state.store}` }).click();
+  assert.equal(new URL(page.url()).pathname, `/console/stores/${state.store}`);
+  assert.equal(await page.getByRole("heading", { level: 1, name: "Browser notes" }).count(), 1);
+  // A page that is not found says so in its heading, with the way back.
+  const missing = await page.goto(`${URL_}/console/stores/${state.store}/memories/mem_0000000000000000000000nope`);
+  assert.equal(missing.status(), 404);
+  assert.equal(await page.getByRole("heading", { level: 1, name: "Not found" }).count(), 1);
+  const trail = page.getByRole("navigation", { name: "Breadcrumb" });
+  assert.equal(await trail.getByRole("link", { name: `Store ${state.store}` }).count(), 1);
+  const m = await api("GET", `/v1/memory_stores/${state.store}/memories/${state.memory}`);
+  assert.equal(m.json.content, "saved by the other page\n");
+});
+
+test("times read as how long ago, the exact time on hover; ids do not wrap", async () => {
+  await page.goto(`${URL_}/console/stores/${state.store}/memories/${state.memory}`);
+  const times = page.locator("table.versions td time");
+  assert.ok((await times.count()) >= 4);
+  assert.match(await times.first().innerText(), /^(just now|\d+ (seconds?|minutes?) ago)$/);
+  assert.match(await times.first().getAttribute("title"), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+  assert.match(await times.first().getAttribute("datetime"), /^\d{4}-\d\d-\d\dT.*Z$/);
+  // Narrow window: an id cell stays one line (the table scrolls instead).
+  await page.setViewportSize({ width: 420, height: 860 });
+  const cell = page.locator("table.versions td.id").first();
+  const box = await cell.locator("a").boundingBox();
+  const line = await cell.evaluate((el) => parseFloat(getComputedStyle(el).lineHeight) || 20);
+  assert.ok(box.height < line * 1.8, `the id wrapped: ${box.height}px for a ${line}px line`);
+  await page.setViewportSize({ width: 1280, height: 860 });
+});
+
+test("archive the store: its pages offer only what it allows", async () => {
   await page.goto(`${URL_}/console/stores/${state.store}`);
   assert.match(await text(), /Archiving is one-way/);
   await page.getByLabel("I understand that archiving cannot be undone").check();
@@ -351,15 +389,31 @@ test("archive the store, then writes are refused", async () => {
   const s = await api("GET", `/v1/memory_stores/${state.store}`);
   assert.ok(s.json.archived_at);
 
-  await page.getByLabel("Path").fill("/late.md");
-  await page.getByLabel("Content", { exact: true }).fill("too late");
-  await page.getByRole("button", { name: "Create memory" }).click();
-  assert.match(await text(), /This store is archived, so it cannot be changed/);
-  assert.ok(!(await page.content()).includes("invalid_request_error"));
-
+  // The store page: no create, no import, no archive; reading, export and delete stay.
+  for (const name of ["Create memory", "Import", "Archive store"]) {
+    assert.equal(await page.getByRole("button", { name }).count(), 0, name);
+  }
+  assert.equal(await page.getByRole("button", { name: "Delete store" }).count(), 1);
+  assert.equal(await page.getByRole("link", { name: "Export archive" }).count(), 1);
+  assert.equal(await page.getByRole("link", { name: "/notes/todo.md" }).count(), 1);
+  // The memory page: no save, no rename; delete stays.
   await page.goto(`${URL_}/console/stores/${state.store}/memories/${state.memory}`);
-  await save(page, "edited after archiving\n");
-  assert.match(await text(), /This store is archived/);
+  for (const name of ["Save", "Rename"]) {
+    assert.equal(await page.getByRole("button", { name }).count(), 0, name);
+  }
+  assert.equal(await page.getByRole("button", { name: "Delete memory" }).count(), 1);
+  assert.equal(await page.locator("textarea").count(), 0);
+  // A version page: no restore; redaction stays.
+  await page.goto(`${URL_}/console/stores/${state.store}/versions/${state.versions[1]}`);
+  assert.equal(await page.getByRole("button", { name: "Restore this version" }).count(), 0);
+  assert.equal(await page.getByRole("button", { name: "Redact" }).count(), 1);
+  // And the API still refuses what the pages no longer offer.
+  const late = await api("POST", `/v1/memory_stores/${state.store}/memories`, {
+    path: "/late.md",
+    content: "too late",
+  });
+  assert.equal(late.status, 400);
+  assert.equal(late.json.error.reason, "store_archived");
   const m = await api("GET", `/v1/memory_stores/${state.store}/memories/${state.memory}`);
   assert.equal(m.json.content, "saved by the other page\n");
   const all = await api("GET", `/v1/memory_stores/${state.store}/memories`);

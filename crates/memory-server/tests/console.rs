@@ -1145,3 +1145,120 @@ async fn sign_in_attempts_beyond_the_limit_get_429() {
     }
     assert!(user.get("/console/").await.body.contains(KEY_ID));
 }
+
+/// An archived store's pages offer only what an archived store allows (no create, import,
+/// save, rename, restore or archive); times are "… ago" with the exact time on hover; every
+/// result page has its heading and a breadcrumb.
+#[tokio::test]
+async fn archived_pages_times_and_result_pages() {
+    let srv = start(ServerConfig::default().api_keys(Some(keys()))).await;
+    let made = api(
+        srv.addr,
+        "POST",
+        "/v1/memory_stores",
+        Some(json!({"name": "Old"})),
+    )
+    .await;
+    let sid = made.json()["id"].as_str().unwrap().to_owned();
+    let m = api(
+        srv.addr,
+        "POST",
+        &format!("/v1/memory_stores/{sid}/memories"),
+        Some(json!({"path": "/a.md", "content": "one"})),
+    )
+    .await;
+    let mid = m.json()["id"].as_str().unwrap().to_owned();
+    let ver = m.json()["memory_version_id"].as_str().unwrap().to_owned();
+    let mut b = Browser::new(srv.addr);
+    b.sign_in(SECRET).await;
+    let store_page = format!("/console/stores/{sid}");
+    let memory_page = format!("{store_page}/memories/{mid}");
+    let version_page = format!("{store_page}/versions/{ver}");
+
+    let live = b.get(&store_page).await.body;
+    for form in ["/memories\"", "/import\"", "/archive\""] {
+        assert!(
+            live.contains(&format!("action=\"{store_page}{form}")),
+            "{form}"
+        );
+    }
+    assert!(live.contains(">just now</time>"), "{live}");
+    assert!(
+        live.contains(" UTC\">just now</time>"),
+        "the exact time on hover: {live}"
+    );
+    assert!(!live.contains(".000"), "no raw RFC 3339 times: {live}");
+    let mem = b.get(&memory_page).await.body;
+    assert!(mem.contains(">Save</button>") && mem.contains(">Rename</button>"));
+    assert!(
+        b.get(&version_page)
+            .await
+            .body
+            .contains("Restore this version")
+    );
+
+    api(
+        srv.addr,
+        "POST",
+        &format!("/v1/memory_stores/{sid}/archive"),
+        None,
+    )
+    .await;
+    let archived = b.get(&store_page).await.body;
+    for form in ["/memories\"", "/import\"", "/archive\""] {
+        assert!(
+            !archived.contains(&format!("action=\"{store_page}{form}")),
+            "{form} offered on an archived store: {archived}"
+        );
+    }
+    assert!(archived.contains(&format!("action=\"{store_page}/delete\"")));
+    assert!(
+        archived.contains("This store was archived <time"),
+        "{archived}"
+    );
+    let mem = b.get(&memory_page).await.body;
+    assert!(
+        !mem.contains(">Save</button>") && !mem.contains(">Rename</button>"),
+        "{mem}"
+    );
+    assert!(!mem.contains("<textarea"), "{mem}");
+    assert!(mem.contains(">Delete memory</button>"));
+    let v = b.get(&version_page).await.body;
+    assert!(!v.contains("Restore this version"), "{v}");
+
+    // Result pages: heading and breadcrumb.
+    let missing = b.get(&format!("{store_page}/memories/mem_nope")).await;
+    assert_eq!(missing.status, 404);
+    assert!(
+        missing.body.contains("<h1>Not found</h1>"),
+        "{}",
+        missing.body
+    );
+    assert!(
+        missing.body.contains(&format!(
+            "<a href=\"{store_page}\">Store <code>{sid}</code></a>"
+        )),
+        "{}",
+        missing.body
+    );
+    let nowhere = b.get("/console/no/such/page").await;
+    assert!(
+        nowhere.body.contains("aria-label=\"Breadcrumb\""),
+        "{}",
+        nowhere.body
+    );
+    assert!(nowhere.body.contains("<h1>Not found</h1>"));
+    let csrf = b.csrf().await;
+    let refused = b
+        .post(
+            &format!("{store_page}/import"),
+            &[("csrf", &csrf), ("archive", "not an archive")],
+        )
+        .await;
+    assert!(
+        refused.body.contains("<h1>Refused</h1>"),
+        "{}",
+        refused.body
+    );
+    assert!(refused.body.contains("aria-label=\"Breadcrumb\""));
+}

@@ -65,6 +65,95 @@ pub(crate) fn count(n: u64) -> String {
     out
 }
 
+/// A time for people: how long ago, relative to now ("3 minutes ago", "yesterday"), in a
+/// `<time>` element whose `datetime` is the exact RFC 3339 time and whose `title` (shown on
+/// hover) is the exact time to the second, in UTC.
+pub(crate) fn when(t: memory_store::Timestamp) -> String {
+    when_at(t, memory_store::Timestamp::now())
+}
+
+fn when_at(t: memory_store::Timestamp, now: memory_store::Timestamp) -> String {
+    let exact = t.to_string();
+    let seconds = exact.split('.').next().unwrap_or(&exact).replace('T', " ");
+    format!(
+        "<time datetime=\"{}\" title=\"{} UTC\">{}</time>",
+        esc(&exact),
+        esc(&seconds),
+        esc(&ago(
+            now.as_micros().saturating_sub(t.as_micros()) / 1_000_000,
+            &exact
+        ))
+    )
+}
+
+/// `secs` seconds ago in words; beyond four weeks, the date of `exact` (RFC 3339).
+fn ago(secs: i64, exact: &str) -> String {
+    let plural = |n: i64, unit: &str| {
+        if n == 1 {
+            format!("1 {unit} ago")
+        } else {
+            format!("{n} {unit}s ago")
+        }
+    };
+    match secs {
+        s if s < 10 => "just now".to_owned(),
+        s if s < 60 => plural(s, "second"),
+        s if s < 3600 => plural(s / 60, "minute"),
+        s if s < 86_400 => plural(s / 3600, "hour"),
+        s if s < 2 * 86_400 => "yesterday".to_owned(),
+        s if s < 28 * 86_400 => plural(s / 86_400, "day"),
+        _ => format!("on {}", exact.split('T').next().unwrap_or(exact)),
+    }
+}
+
+/// A breadcrumb trail from the stores page to `href` (a console address: a store, a memory,
+/// a version or a history under it), ending with `here` (the current page, not a link).
+pub(crate) fn crumbs(href: Option<&str>, here: &str) -> String {
+    let mut out = String::from(
+        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><a href=\"/console/\">Stores</a>",
+    );
+    if let Some(rest) = href.and_then(|h| h.strip_prefix("/console/stores/")) {
+        let rest = rest.split(['?', '#']).next().unwrap_or("");
+        let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
+        if let Some(store) = parts.first() {
+            let store_href = format!("/console/stores/{store}");
+            let _ = write!(
+                out,
+                " › <a href=\"{}\">Store <code>{}</code></a>",
+                esc(&store_href),
+                esc(store)
+            );
+            match parts.get(1..) {
+                Some(["memories", memory, ..]) => {
+                    let _ = write!(
+                        out,
+                        " › <a href=\"{}/memories/{}\">Memory <code>{}</code></a>",
+                        esc(&store_href),
+                        esc(memory),
+                        esc(memory)
+                    );
+                }
+                Some(["versions", version, ..]) => {
+                    let _ = write!(
+                        out,
+                        " › <a href=\"{}/versions/{}\">Version <code>{}</code></a>",
+                        esc(&store_href),
+                        esc(version),
+                        esc(version)
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+    let _ = write!(
+        out,
+        " › <span aria-current=\"page\">{}</span></nav>",
+        esc(here)
+    );
+    out
+}
+
 /// What the page header shows about who is acting.
 #[derive(Debug, Clone)]
 pub(crate) enum Who {
@@ -110,7 +199,23 @@ pub(crate) fn page(title: &str, who: &Who, csrf: &str, body: &str) -> String {
         }
     }
     out.push_str("</header><main>");
-    out.push_str(body);
+    // Every page has its heading: pages that do not write one (results, refusals) get the
+    // title, after their breadcrumb.
+    if body.contains("<h1") {
+        out.push_str(body);
+    } else if let Some(end) = body
+        .starts_with("<nav class=\"crumbs\"")
+        .then(|| body.find("</nav>"))
+        .flatten()
+    {
+        let end = end + "</nav>".len();
+        out.push_str(&body[..end]);
+        let _ = write!(out, "<h1>{}</h1>", esc(title));
+        out.push_str(&body[end..]);
+    } else {
+        let _ = write!(out, "<h1>{}</h1>", esc(title));
+        out.push_str(body);
+    }
     out.push_str("</main></body></html>\n");
     out
 }
@@ -153,6 +258,59 @@ mod tests {
     fn query_components_are_encoded() {
         assert_eq!(q("/a b/&x=1"), "/a%20b/%26x%3D1");
         assert_eq!(seg("a/b"), "a%2Fb");
+    }
+
+    #[test]
+    fn times_for_people() {
+        let now: memory_store::Timestamp = "2026-12-03T12:00:00Z".parse().unwrap();
+        let at = |s: &str| when_at(s.parse().unwrap(), now);
+        assert_eq!(
+            at("2026-12-03T11:57:00Z"),
+            "<time datetime=\"2026-12-03T11:57:00.000000Z\" title=\"2026-12-03 11:57:00 UTC\">3 minutes ago</time>"
+        );
+        assert!(at("2026-12-03T11:59:58Z").contains(">just now<"));
+        assert!(
+            at("2026-12-03T12:00:05Z").contains(">just now<"),
+            "a clock ahead"
+        );
+        assert!(at("2026-12-03T11:00:00Z").contains(">1 hour ago<"));
+        assert!(at("2026-12-02T10:00:00Z").contains(">yesterday<"));
+        assert!(at("2026-11-28T12:00:00Z").contains(">5 days ago<"));
+        assert!(at("2026-01-02T12:00:00Z").contains(">on 2026-01-02<"));
+    }
+
+    #[test]
+    fn crumbs_follow_the_address() {
+        let c = crumbs(
+            Some("/console/stores/memstore_1/memories/mem_2?x=1"),
+            "Refused",
+        );
+        assert!(c.contains("<a href=\"/console/\">Stores</a>"), "{c}");
+        assert!(
+            c.contains("<a href=\"/console/stores/memstore_1\">Store <code>memstore_1</code></a>"),
+            "{c}"
+        );
+        assert!(c.contains("<a href=\"/console/stores/memstore_1/memories/mem_2\">Memory <code>mem_2</code></a>"), "{c}");
+        assert!(
+            c.ends_with("<span aria-current=\"page\">Refused</span></nav>"),
+            "{c}"
+        );
+        assert!(!crumbs(None, "Not found").contains("Store "));
+    }
+
+    #[test]
+    fn every_page_has_a_heading() {
+        let p = page("Imported", &Who::Nobody, "", "<p>done</p>");
+        assert!(p.contains("<main><h1>Imported</h1><p>done</p>"), "{p}");
+        let p = page(
+            "Refused",
+            &Who::Nobody,
+            "",
+            &(crumbs(None, "Refused") + "<p>no</p>"),
+        );
+        assert!(p.contains("</nav><h1>Refused</h1><p>no</p>"), "{p}");
+        let p = page("X", &Who::Nobody, "", "<h1>Own</h1>");
+        assert!(!p.contains("<h1>X</h1>"));
     }
 
     #[test]

@@ -231,7 +231,13 @@ impl Viewer {
     /// The words for a refused engine call, as a page with the API's status.
     pub(crate) fn store_error(&self, e: &StoreError, back: Option<(&str, &str)>) -> Response {
         let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut body = error_box(e);
+        let title = if status == StatusCode::NOT_FOUND {
+            "Not found"
+        } else {
+            "Refused"
+        };
+        let mut body = html::crumbs(back.map(|(href, _)| href), title);
+        body.push_str(&error_box(e));
         if let Some((href, label)) = back {
             body.push_str(&format!(
                 "<p><a href=\"{}\">{}</a></p>",
@@ -241,7 +247,7 @@ impl Viewer {
         } else {
             body.push_str("<p><a href=\"/console/\">Back to the stores</a></p>");
         }
-        self.page(status, "Refused", &body)
+        self.page(status, title, &body)
     }
 }
 
@@ -346,7 +352,8 @@ fn same_origin(url: &str, host: &str) -> bool {
 
 /// A page without a session of its own (a refused request before any session exists).
 fn bare(status: StatusCode, title: &str, headline: &str, detail: &str) -> Response {
-    let body = html::message("error", headline, Some(detail))
+    let body = html::crumbs(None, title)
+        + &html::message("error", headline, Some(detail))
         + "<p><a href=\"/console/\">Open the console</a></p>";
     let mut r = (status, html::page(title, &Who::Nobody, "", &body)).into_response();
     r.headers_mut().insert(

@@ -246,7 +246,8 @@ pub(crate) async fn not_found(State(app): State<App>, headers: HeaderMap) -> Res
     finish(
         async {
             let v = signed_in(&app, &headers, StatusCode::UNAUTHORIZED)?;
-            let body = html::message("error", "There is no console page at this address.", None)
+            let body = html::crumbs(None, "Not found")
+                + &html::message("error", "There is no console page at this address.", None)
                 + "<p><a href=\"/console/\">Back to the stores</a></p>";
             Ok(v.page(StatusCode::NOT_FOUND, "Not found", &body))
         }
@@ -291,27 +292,27 @@ pub(crate) async fn index(
                 Ok(page) if page.data.is_empty() => body.push_str("<p>No stores yet.</p>"),
                 Ok(page) => {
                     body.push_str(
-                        "<table><thead><tr><th>Name</th><th>Description</th><th>Created</th>\
+                        "<div class=\"table-wrap\"><table><thead><tr><th>Name</th><th>Description</th><th>Created</th>\
                          <th>State</th><th>Id</th></tr></thead><tbody>",
                     );
                     for s in &page.data {
                         let state = match s.archived_at {
-                            Some(t) => format!("archived {t}"),
+                            Some(t) => format!("archived {}", html::when(t)),
                             None => "active".to_owned(),
                         };
                         let _ = write!(
                             body,
-                            "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td>\
-                             <td><code>{}</code></td></tr>",
+                            "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td class=\"time\">{}</td><td>{}</td>\
+                             <td class=\"id\"><code>{}</code></td></tr>",
                             esc(&store_url(&s.id)),
                             esc(&s.name),
                             esc(&s.description),
-                            s.created_at,
-                            esc(&state),
+                            html::when(s.created_at),
+                            state,
                             esc(&s.id)
                         );
                     }
-                    body.push_str("</tbody></table>");
+                    body.push_str("</tbody></table></div>");
                     if let Some(next) = page.next_page {
                         let _ = write!(
                             body,
@@ -408,7 +409,7 @@ impl<'a> Dir<'a> {
                 esc(&memory_url(store, &m.id)),
                 esc(&m.path),
                 size(m.content_size_bytes),
-                m.updated_at
+                html::when(m.updated_at)
             );
         }
         out.push_str("</ul>");
@@ -477,14 +478,16 @@ fn store_header(store: &Store) -> String {
         out,
         "<p class=\"meta\">Store <code>{}</code>, created {}</p>",
         esc(&store.id),
-        store.created_at
+        html::when(store.created_at)
     );
     if let Some(t) = store.archived_at {
-        out.push_str(&html::message(
-            "notice",
-            &format!("This store was archived {t}: its memories can be read, deleted and redacted, but not created or changed."),
-            None,
-        ));
+        let _ = write!(
+            out,
+            "<div class=\"notice\" role=\"status\"><p><strong>This store was archived {}: its \
+             memories can be read, deleted and redacted, but not created, edited, renamed, \
+             restored or imported.</strong></p></div>",
+            html::when(t)
+        );
     }
     out
 }
@@ -567,6 +570,8 @@ pub(crate) async fn store(
                 }
             }
             let csrf = v.csrf();
+            // An archived store takes no new or changed memory: only what it allows is offered.
+            if store.archived_at.is_none() {
             let _ = write!(
                 body,
                 "<h2>Create a memory</h2>\
@@ -590,6 +595,7 @@ pub(crate) async fn store(
                  <button type=\"submit\">Import</button></form>",
                 u = esc(&url)
             );
+            }
             if store.archived_at.is_none() {
                 let _ = write!(
                     body,
@@ -696,7 +702,8 @@ fn confirmed(post: &Post, refusal: &str, back: &str) -> Result<(), Response> {
 }
 
 fn refused(v: &Viewer, status: StatusCode, headline: &str, back: &str) -> Response {
-    let body = html::message("error", headline, None)
+    let body = html::crumbs(Some(back), "Refused")
+        + &html::message("error", headline, None)
         + &format!("<p><a href=\"{}\">Go back</a></p>", esc(back));
     v.page(status, "Refused", &body)
 }
@@ -797,7 +804,7 @@ fn versions_table(
     head: Option<&str>,
     diff: bool,
 ) -> String {
-    let mut out = String::from("<table class=\"versions\"><thead><tr>");
+    let mut out = String::from("<div class=\"table-wrap\"><table class=\"versions\"><thead><tr>");
     if diff {
         out.push_str("<th>From</th><th>To</th>");
     }
@@ -843,10 +850,10 @@ fn versions_table(
         }
         let _ = write!(
             out,
-            "<td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<td class=\"id\"><a href=\"{}\">{}</a></td><td class=\"time\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"path\">{}</td></tr>",
             esc(&version_url(store, &ver.id)),
             label,
-            ver.created_at,
+            html::when(ver.created_at),
             ver.operation.as_str(),
             esc(&actor_words(ver.created_by.as_ref())),
             ver.content_size_bytes.map_or_else(|| "–".to_owned(), size),
@@ -855,7 +862,7 @@ fn versions_table(
                 .map_or_else(|| "(redacted)".to_owned(), esc)
         );
     }
-    out.push_str("</tbody></table>");
+    out.push_str("</tbody></table></div>");
     out
 }
 
@@ -890,22 +897,25 @@ pub(crate) async fn memory(
                  <dt>Version</dt><dd><code>{}</code></dd></dl>",
                 esc(&memory.path),
                 size(memory.content_size_bytes),
-                memory.updated_at,
+                html::when(memory.updated_at),
                 esc(&memory.content_sha256),
                 esc(&memory.id),
                 esc(&memory.memory_version_id)
             );
             body.push_str("<h2>Content</h2>");
             body.push_str(&content_block("memory-content", &content));
-            body.push_str("<h2>Edit</h2>");
-            body.push_str(&editor(
-                &v,
-                &store.id,
-                &memory.id,
-                &content,
-                &memory.content_sha256,
-                &memory.memory_version_id,
-            ));
+            let writable = store.archived_at.is_none();
+            if writable {
+                body.push_str("<h2>Edit</h2>");
+                body.push_str(&editor(
+                    &v,
+                    &store.id,
+                    &memory.id,
+                    &content,
+                    &memory.content_sha256,
+                    &memory.memory_version_id,
+                ));
+            }
             let versions = v.engine(&app)
                 .list_versions(
                     &store.id,
@@ -944,19 +954,25 @@ pub(crate) async fn memory(
                 }
             }
             let csrf = v.csrf();
+            if writable {
+                let _ = write!(
+                    body,
+                    "<h2>Rename</h2><form method=\"post\" action=\"{}/rename\" class=\"stack\">{csrf}\
+                     <label for=\"rename-path\">New path</label>\
+                     <input id=\"rename-path\" name=\"path\" value=\"{}\" required>\
+                     <button type=\"submit\">Rename</button></form>",
+                    esc(&url),
+                    esc(&memory.path)
+                );
+            }
             let _ = write!(
                 body,
-                "<h2>Rename</h2><form method=\"post\" action=\"{u}/rename\" class=\"stack\">{csrf}\
-                 <label for=\"rename-path\">New path</label>\
-                 <input id=\"rename-path\" name=\"path\" value=\"{p}\" required>\
-                 <button type=\"submit\">Rename</button></form>\
-                 <h2>Delete</h2><form method=\"post\" action=\"{u}/delete\" class=\"stack\">{csrf}\
+                "<h2>Delete</h2><form method=\"post\" action=\"{u}/delete\" class=\"stack\">{csrf}\
                  <input type=\"hidden\" name=\"content_sha256\" value=\"{sha}\">\
                  <span><input type=\"checkbox\" id=\"confirm-delete\" name=\"confirm\" value=\"1\" required> \
                  <label for=\"confirm-delete\">Delete this memory (its versions stay in the store's history)</label></span>\
                  <button type=\"submit\">Delete memory</button></form>",
                 u = esc(&url),
-                p = esc(&memory.path),
                 sha = esc(&memory.content_sha256)
             );
             Ok(v.page(StatusCode::OK, &memory.path, &body))
@@ -1280,7 +1296,7 @@ pub(crate) async fn version(
                  <dt>Size</dt><dd>{}</dd><dt>Memory</dt><dd><a href=\"{}\">{}</a></dd></dl>",
                 esc(&ver.id),
                 ver.operation.as_str(),
-                ver.created_at,
+                html::when(ver.created_at),
                 esc(&actor_words(ver.created_by.as_ref())),
                 ver.path.as_deref().map_or_else(|| "(redacted)".to_owned(), esc),
                 ver.content_size_bytes.map_or_else(|| "–".to_owned(), size),
@@ -1290,7 +1306,8 @@ pub(crate) async fn version(
             if let Some(t) = ver.redacted_at {
                 let _ = write!(
                     body,
-                    "<p class=\"meta\">Redacted {t} by {}: its content and path are gone for good.</p>",
+                    "<p class=\"meta\">Redacted {} by {}: its content and path are gone for good.</p>",
+                    html::when(t),
                     esc(&actor_words(ver.redacted_by.as_ref()))
                 );
             }
@@ -1301,14 +1318,19 @@ pub(crate) async fn version(
                     body.push_str(&content_block("version-content", content));
                     let _ = write!(
                         body,
-                        "<p><a href=\"{}/diff?from={}&amp;to=head\">Diff against the live head</a></p>\
-                         <h2>Restore</h2><form method=\"post\" action=\"{u}/restore\" class=\"stack\">{csrf}\
-                         <p>Writes this version's content back as the memory's newest version.</p>\
-                         <button type=\"submit\">Restore this version</button></form>",
+                        "<p><a href=\"{}/diff?from={}&amp;to=head\">Diff against the live head</a></p>",
                         esc(&murl),
                         esc(&q(&ver.id)),
-                        u = esc(&url)
                     );
+                    if store.archived_at.is_none() {
+                        let _ = write!(
+                            body,
+                            "<h2>Restore</h2><form method=\"post\" action=\"{}/restore\" class=\"stack\">{csrf}\
+                             <p>Writes this version's content back as the memory's newest version.</p>\
+                             <button type=\"submit\">Restore this version</button></form>",
+                            esc(&url)
+                        );
+                    }
                 }
                 None if ver.operation == Operation::Deleted => {
                     body.push_str("<p>This version records the memory's deletion; it has no content.</p>");
@@ -1602,7 +1624,8 @@ pub(crate) async fn import(
                         .map(|_| ()),
                 };
                 if let Err(e) = written {
-                    let mut body = error_box(&e);
+                    let mut body = html::crumbs(Some(&back), "Import stopped");
+                    body.push_str(&error_box(&e));
                     body.push_str(&html::message(
                         "error",
                         &format!("{done} of {total} memories were imported before {path} was refused; the rest were not."),
@@ -1615,7 +1638,8 @@ pub(crate) async fn import(
                 done += 1;
                 bytes += content.len() as u64;
             }
-            let body = html::message(
+            let body = html::crumbs(Some(&back), "Imported")
+                + &html::message(
                 "notice",
                 &format!(
                     "Imported {} memor{} ({}).",
