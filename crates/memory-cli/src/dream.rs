@@ -11,7 +11,8 @@
 //! line of each memory command, Claude's text (streamed unless `--no-stream`) and every
 //! diagnostic. Exit status: 0 when the dream ended, 1 when a request failed (the output keeps
 //! what was written), 2 when the key is missing, a store cannot be opened (a wrong or missing
-//! encryption key included) or both URLs name the same store, 4 when the output already holds
+//! encryption key included) or both URLs name the same store or one inside the other (however
+//! named: a symlink, a bind mount, a hard link), 4 when the output already holds
 //! files and `--force` was not given.
 //!
 //! Encryption: `--from-key-file` decrypts the source and `--into-key-file` encrypts the output
@@ -63,7 +64,8 @@ Standard error holds a line per memory command and Claude's text. Needs
 ANTHROPIC_API_KEY (sent as x-api-key) or ANTHROPIC_AUTH_TOKEN (sent as
 Authorization: Bearer), and ANTHROPIC_BASE_URL to point elsewhere. Exit status: 0
 when the dream ended, 1 when a request failed, 2 when the key is missing, a
-store cannot be opened or --from and --into name the same store, 4 when the
+store cannot be opened or --from and --into name the same store (or one
+inside the other, however named: a symlink, a bind mount, a hard link), 4 when the
 output holds files and --force was not given.
 
 Example:

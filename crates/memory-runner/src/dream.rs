@@ -41,6 +41,8 @@ use memory_mounts::{Access, Mount, Mounts, MountsError};
 
 use crate::{OpenError, OpenOptions, open_with};
 
+mod overlap;
+
 /// The model a dream asks unless [`Dream::model`] says otherwise.
 pub const DEFAULT_DREAM_MODEL: &str = "claude-sonnet-4-5";
 
@@ -91,8 +93,13 @@ pub enum DreamError<E: std::error::Error + 'static> {
         /// How many files it holds.
         files: usize,
     },
-    /// `--from` and `--into` name the same store: the dream would write into its source.
-    #[error("the dream's source and output are the same store ({url}); dream into another store")]
+    /// `--from` and `--into` name the same store, or one is inside the other (the output in
+    /// the source's folder, the source in the output's), however they are named (a symlink,
+    /// a bind mount, a hard link, another spelling): the dream would write into its source.
+    #[error(
+        "the dream's source and output are the same store, or one is inside the other \
+         ({url}); dream into another store"
+    )]
     SameStore {
         /// The store's URL (without options).
         url: String,
@@ -343,8 +350,9 @@ impl Dream {
     }
 }
 
-/// Whether two store URLs name the same store: the same URL, or two folder (or two `sqlite:`)
-/// URLs whose paths are the same file-system entry.
+/// Whether two store URLs name the same store, or one store inside the other: the same URL,
+/// or two local stores (folders, SQLite files, versioned stores' databases) that are one
+/// entry on disk or nested, however their paths are spelt ([`overlap`]).
 fn same_store(from: &str, into: &str) -> bool {
     let (from, into) = (strip_query(from), strip_query(into));
     if from == into {
@@ -356,25 +364,7 @@ fn same_store(from: &str, into: &str) -> bool {
     ) else {
         return false;
     };
-    let path = |url: &crate::StoreUrl| -> Option<std::path::PathBuf> {
-        match url.scheme() {
-            #[cfg(feature = "fs")]
-            crate::Scheme::Dir => memory_fs::fs_url_path(url.as_str()).ok(),
-            #[cfg(feature = "sqlite")]
-            crate::Scheme::Sqlite => memory_sqlite::sqlite_url_path(url.as_str()).ok(),
-            _ => None,
-        }
-    };
-    if a.scheme() != b.scheme() {
-        return false;
-    }
-    match (path(&a), path(&b)) {
-        (Some(a), Some(b)) => match (std::fs::canonicalize(&a), std::fs::canonicalize(&b)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => a == b,
-        },
-        _ => false,
-    }
+    overlap::overlap(&a, &b)
 }
 
 /// Every file of `store` and its bytes.

@@ -508,3 +508,104 @@ async fn encrypted_stores_need_their_keys_before_anything_is_sent() {
     assert!(matches!(err, DreamError::Output(_)), "{err:?}");
     assert!(api.requests().is_empty(), "a request was sent");
 }
+
+/// Refused as one store: `from` and `into`, each way round, forced, before any request, and
+/// the source left byte for byte.
+async fn assert_one_store(from: &str, into: &str, source_dir: &Path) {
+    for (a, b) in [(from, into), (into, from)] {
+        let before = snapshot(source_dir);
+        let api = FakeApi::start(script()).await;
+        let err = Dream::new(a, b)
+            .force(true)
+            .run(client(&api))
+            .await
+            .expect_err("a dream into its own source");
+        assert!(
+            matches!(err, DreamError::SameStore { .. }),
+            "{a} -> {b}: {err:?}"
+        );
+        assert!(api.requests().is_empty(), "{a} -> {b}: a request was sent");
+        assert_eq!(snapshot(source_dir), before, "{a} -> {b}");
+    }
+}
+
+/// `--force` cannot dream into the source through another name: an output inside the source
+/// folder (new or existing), a source inside the output folder, the same folder through a
+/// symlink or a bind mount, the same SQLite file through a hard link.
+#[tokio::test]
+async fn a_dream_refuses_its_source_under_any_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source");
+    fill(
+        &*open_with(source.to_str().unwrap(), &OpenOptions::new())
+            .await
+            .unwrap(),
+    )
+    .await;
+    let src = source.to_str().unwrap().to_owned();
+    // Nested: a new output inside the source (not created), and an existing one.
+    let inner = source.join("memories/dreamed");
+    assert_one_store(&src, inner.to_str().unwrap(), &source).await;
+    assert!(!inner.exists(), "the output was created");
+    let nested = source.join("deeper/out");
+    std::fs::create_dir_all(&nested).unwrap();
+    assert_one_store(&src, &format!("file:{}", nested.display()), &source).await;
+    // The source inside the output's folder.
+    assert_one_store(&src, dir.path().to_str().unwrap(), &source).await;
+    // A symlink to the source, and a path through one into it.
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&source, &link).unwrap();
+    assert_one_store(&src, link.to_str().unwrap(), &source).await;
+    assert_one_store(&src, link.join("memories/x").to_str().unwrap(), &source).await;
+    // Other spellings of the same path.
+    let dotted = format!("{}/../source/.", source.join("memories").display());
+    assert_one_store(&src, &dotted, &source).await;
+
+    // A bind mount of the source, where this system lets us make one (root on Linux).
+    let bound = dir.path().join("bound");
+    std::fs::create_dir(&bound).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(&source)
+        .arg(&bound)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if mounted {
+        let result = tokio::spawn({
+            let (src, bound, source) = (src.clone(), bound.clone(), source.clone());
+            async move {
+                assert_one_store(&src, bound.to_str().unwrap(), &source).await;
+                assert_one_store(&src, bound.join("memories/out").to_str().unwrap(), &source).await;
+            }
+        })
+        .await;
+        let _ = std::process::Command::new("umount").arg(&bound).status();
+        if let Err(e) = result {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    } else {
+        eprintln!("skipping the bind mount case: `mount --bind` is not allowed here");
+    }
+
+    // A sibling folder is another store: the dream runs.
+    let sibling = dir.path().join("sibling");
+    let api = FakeApi::start(script()).await;
+    Dream::new(&src, sibling.to_str().unwrap())
+        .run(client(&api))
+        .await
+        .unwrap();
+
+    // One SQLite file through a hard link, and an SQLite output inside the source folder.
+    let db = dir.path().join("memory.db");
+    let db_url = format!("sqlite:{}", db.display());
+    fill(&*open_with(&db_url, &OpenOptions::new()).await.unwrap()).await;
+    let linked = dir.path().join("linked.db");
+    std::fs::hard_link(&db, &linked).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    assert_one_store(&db_url, &format!("sqlite:{}", linked.display()), &source).await;
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    let inside = source.join("memories/out.db");
+    assert_one_store(&src, &format!("sqlite:{}", inside.display()), &source).await;
+    assert!(!inside.exists());
+}

@@ -1,0 +1,109 @@
+//! Whether a dream's source and output are one store, or one is inside the other, whatever
+//! names them: a folder or database file is known by what it is on disk (its device and
+//! inode on Unix, its canonical path elsewhere), never by how its URL spells it, so a bind
+//! mount, a symlink, a hard link or a nested path are seen through.
+//!
+//! A local store (a folder, an SQLite file, a versioned store's SQLite database) is its
+//! entry on disk and the chain of folders above it. Two local stores overlap when either's
+//! entry is in the other's chain: the same folder or file, the output inside the source, or
+//! the source inside the output. An output that does not exist yet is placed at its nearest
+//! existing folder, the one it would be created in.
+
+use std::path::{Path, PathBuf};
+
+use crate::{Scheme, StoreUrl};
+
+/// What a file-system entry is, independent of its name.
+#[cfg(unix)]
+type Identity = (u64, u64);
+#[cfg(not(unix))]
+type Identity = PathBuf;
+
+/// A local store on disk: its own entry (`None` when it does not exist yet) and the entries
+/// of every folder above it, nearest first (its own entry first when it exists).
+#[derive(Debug)]
+struct Place {
+    own: Option<Identity>,
+    chain: Vec<Identity>,
+}
+
+#[cfg(unix)]
+fn identity(path: &Path) -> Option<Identity> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity(path: &Path) -> Option<Identity> {
+    std::fs::canonicalize(path).ok()
+}
+
+/// Where `path` is: the nearest existing entry at or above it, resolved (symlinks followed),
+/// and the identities of it and each folder above it.
+fn place(path: &Path) -> Option<Place> {
+    let mut at = std::path::absolute(path).ok()?;
+    let mut exists = true;
+    let resolved = loop {
+        match std::fs::canonicalize(&at) {
+            Ok(resolved) => break resolved,
+            Err(_) => {
+                exists = false;
+                at = at.parent()?.to_path_buf();
+            }
+        }
+    };
+    // The resolved path holds no symlink, so its lexical parents are its folders.
+    let chain: Vec<Identity> = resolved.ancestors().filter_map(identity).collect();
+    let own = if exists { chain.first().cloned() } else { None };
+    Some(Place { own, chain })
+}
+
+/// The local entry a store URL keeps its data in, and (for a versioned store) the store id
+/// within it; `None` for a store that is not a local file or folder.
+fn local(url: &StoreUrl) -> Option<(PathBuf, Option<String>)> {
+    match url.scheme() {
+        #[cfg(feature = "fs")]
+        Scheme::Dir => memory_fs::fs_url_path(url.as_str())
+            .ok()
+            .map(|path| (path, None)),
+        #[cfg(feature = "sqlite")]
+        Scheme::Sqlite => memory_sqlite::sqlite_url_path(url.as_str())
+            .ok()
+            .map(|path| (path, None)),
+        Scheme::StoreSqlite => {
+            let (base, id) = url.as_str().split_once('#')?;
+            let base = base.split_once('?').map_or(base, |(base, _)| base);
+            let rest = crate::options::after_scheme(base);
+            let path = match rest.strip_prefix("//") {
+                Some(abs) if abs.starts_with('/') => abs,
+                _ => rest,
+            };
+            (!path.is_empty()).then(|| (PathBuf::from(path), Some(id.to_owned())))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the stores `from` and `into` name are one store, or one holds the other.
+pub(super) fn overlap(from: &StoreUrl, into: &StoreUrl) -> bool {
+    let (Some((from_path, from_id)), Some((into_path, into_id))) = (local(from), local(into))
+    else {
+        return false;
+    };
+    let (Some(from_place), Some(into_place)) = (place(&from_path), place(&into_path)) else {
+        return false;
+    };
+    let inside = |a: &Place, b: &Place| a.own.as_ref().is_some_and(|own| b.chain.contains(own));
+    let nested = inside(&from_place, &into_place) || inside(&into_place, &from_place);
+    if !nested {
+        return false;
+    }
+    // Two versioned stores of one database are different stores unless their ids match.
+    match (from.scheme(), into.scheme()) {
+        (Scheme::StoreSqlite, Scheme::StoreSqlite) => {
+            from_place.own == into_place.own && from_id == into_id
+        }
+        _ => true,
+    }
+}
