@@ -750,6 +750,19 @@ mod tests {
         fn skipped_entries(&self) -> u64 {
             self.reads.skipped_entries()
         }
+
+        async fn set_modified(
+            &self,
+            path: &MemoryPath,
+            modified: std::time::SystemTime,
+        ) -> Result<bool> {
+            // A change: refused by the read-only side, made beside it.
+            assert!(matches!(
+                self.reads.set_modified(path, modified).await,
+                Err(Error::Refused { .. })
+            ));
+            self.writes.set_modified(path, modified).await
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -451,6 +451,14 @@ impl Storage for TextOnly {
     fn skipped_entries(&self) -> u64 {
         self.0.skipped_entries()
     }
+
+    async fn set_modified(
+        &self,
+        path: &MemoryPath,
+        modified: std::time::SystemTime,
+    ) -> Result<bool> {
+        self.0.set_modified(path, modified).await
+    }
 }
 
 #[tokio::test]

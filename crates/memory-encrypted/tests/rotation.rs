@@ -267,6 +267,14 @@ impl Storage for EditsFirst {
     fn skipped_entries(&self) -> u64 {
         self.inner.skipped_entries()
     }
+
+    async fn set_modified(
+        &self,
+        path: &MemoryPath,
+        modified: std::time::SystemTime,
+    ) -> Result<bool> {
+        self.inner.set_modified(path, modified).await
+    }
 }
 
 #[tokio::test]
@@ -454,6 +462,14 @@ impl Storage for EditsAfterCopy {
     }
     fn skipped_entries(&self) -> u64 {
         self.inner.skipped_entries()
+    }
+
+    async fn set_modified(
+        &self,
+        path: &MemoryPath,
+        modified: std::time::SystemTime,
+    ) -> Result<bool> {
+        self.inner.set_modified(path, modified).await
     }
 }
 

@@ -276,4 +276,15 @@ impl Storage for Within {
     fn skipped_entries(&self) -> u64 {
         self.mounts.skipped_entries()
     }
+
+    async fn set_modified(
+        &self,
+        path: &MemoryPath,
+        modified: std::time::SystemTime,
+    ) -> Result<bool> {
+        self.mounts
+            .set_modified(&self.down(path)?, modified)
+            .await
+            .map_err(|e| self.up_error(e))
+    }
 }
