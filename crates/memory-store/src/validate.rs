@@ -203,6 +203,24 @@ pub(crate) fn validate_metadata(metadata: &BTreeMap<String, String>) -> Result<(
     Ok(())
 }
 
+/// Whether `id` can name a workspace (the `anthropic-workspace-id` header, e.g.
+/// `wrkspc_011CZkZaBF1tNoB5wlCeusgy`): 1 to 64 characters from `[0-9A-Za-z_-]`. Ids are
+/// otherwise opaque; the default workspace has none.
+///
+/// ```
+/// use memory_store::is_valid_workspace_id;
+/// assert!(is_valid_workspace_id("wrkspc_011CZkZaBF1tNoB5wlCeusgy"));
+/// assert!(!is_valid_workspace_id(""));
+/// assert!(!is_valid_workspace_id("a b"));
+/// ```
+pub fn is_valid_workspace_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,22 +291,4 @@ mod tests {
         let empty_key: BTreeMap<String, String> = [(String::new(), "v".into())].into();
         assert!(validate_metadata(&empty_key).is_err());
     }
-}
-
-/// Whether `id` can name a workspace (the `anthropic-workspace-id` header, e.g.
-/// `wrkspc_011CZkZaBF1tNoB5wlCeusgy`): 1 to 64 characters from `[0-9A-Za-z_-]`. Ids are
-/// otherwise opaque; the default workspace has none.
-///
-/// ```
-/// use memory_store::is_valid_workspace_id;
-/// assert!(is_valid_workspace_id("wrkspc_011CZkZaBF1tNoB5wlCeusgy"));
-/// assert!(!is_valid_workspace_id(""));
-/// assert!(!is_valid_workspace_id("a b"));
-/// ```
-pub fn is_valid_workspace_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

@@ -1516,11 +1516,11 @@ async fn stores_belong_to_the_workspace_that_made_them() {
     };
     assert_eq!(
         ids(a.list_stores(all.clone()).await.unwrap()),
-        [in_a.clone()]
+        [in_a.as_str()]
     );
     assert_eq!(
         ids(e.list_stores(all.clone()).await.unwrap()),
-        [in_default.clone()]
+        [in_default.as_str()]
     );
     assert!(b.list_stores(all).await.unwrap().data.is_empty());
     // Its own workspace still has everything.
