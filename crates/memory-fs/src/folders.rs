@@ -31,18 +31,20 @@ impl Store {
                     created.push(ancestor);
                     continue;
                 }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match self.probe(&ancestor)? {
-                    Probe::Dir => continue,
-                    Probe::File(_) => Err(Error::ParentIsFile {
-                        path: path.clone(),
-                        parent: ancestor,
-                    }),
-                    Probe::Link => Err(Error::SymbolicLink { path: path.clone() }),
-                    Probe::Missing => Ok(None),
-                    Probe::Special | Probe::BelowFile(_) | Probe::BelowSpecial(_) => {
-                        Err(FsError::NotRegular { path: ancestor }.into())
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    match self.probe(&ancestor)? {
+                        Probe::Dir => continue,
+                        Probe::File(_) => Err(Error::ParentIsFile {
+                            path: path.clone(),
+                            parent: ancestor,
+                        }),
+                        Probe::Link => Err(Error::SymbolicLink { path: path.clone() }),
+                        Probe::Missing => Ok(None),
+                        Probe::Special | Probe::BelowFile(_) | Probe::BelowSpecial(_) => {
+                            Err(FsError::NotRegular { path: ancestor }.into())
+                        }
                     }
-                },
+                }
                 Err(e) if is_not_found(&e) => Ok(None),
                 Err(e) => Err(FsError::io("create folder", &ancestor, e).into()),
             };

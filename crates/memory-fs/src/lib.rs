@@ -17,10 +17,10 @@ mod storage;
 mod store;
 mod sys;
 mod temp;
+mod times;
 mod url;
 mod write;
 
 pub use crate::options::{Blocking, FsOptions, SyncMode};
 pub use crate::storage::FsStorage;
 pub use crate::url::{FsOpenError, URL_OPTIONS, fs_url_path};
-

@@ -144,9 +144,7 @@ impl Store {
             // where the walk below names that ancestor.
             match fast.open(&self.root, path, Open::Look)? {
                 Beneath::Opened(file) => {
-                    let meta = file
-                        .metadata()
-                        .map_err(|e| FsError::io("stat", path, e))?;
+                    let meta = file.metadata().map_err(|e| FsError::io("stat", path, e))?;
                     return Ok(if meta.is_file() {
                         Probe::File(FileInfo {
                             size: meta.len(),
@@ -211,14 +209,22 @@ impl Store {
     /// The regular file at `path`, opened for reading, with its size: [`Error::NotFound`]
     /// for anything else, [`Error::SymbolicLink`] for a path through a link.
     pub(crate) fn open_file(&self, path: &MemoryPath) -> Result<(std::fs::File, u64)> {
+        self.open_file_with(path, &sys::read_options())
+    }
+
+    /// [`open_file`](Self::open_file), the portable path opening with `options` (which must
+    /// not follow a link); Linux's fast path always opens for reading.
+    pub(crate) fn open_file_with(
+        &self,
+        path: &MemoryPath,
+        options: &cap_std::fs::OpenOptions,
+    ) -> Result<(std::fs::File, u64)> {
         let not_found = || Error::NotFound { path: path.clone() };
         let Some(name) = path.name() else {
             return Err(not_found());
         };
         let regular = |file: std::fs::File| {
-            let meta = file
-                .metadata()
-                .map_err(|e| FsError::io("stat", path, e))?;
+            let meta = file.metadata().map_err(|e| FsError::io("stat", path, e))?;
             if meta.is_file() {
                 Ok((file, meta.len()))
             } else {
@@ -247,7 +253,7 @@ impl Store {
             Probe::Link => return Err(Error::SymbolicLink { path: path.clone() }),
             _ => return Err(not_found()),
         }
-        match folder.open_with(name, &sys::read_options()) {
+        match folder.open_with(name, options) {
             Ok(file) => regular(file.into_std()),
             Err(e) => match look(&folder, name, path)? {
                 Probe::Link => Err(Error::SymbolicLink { path: path.clone() }),

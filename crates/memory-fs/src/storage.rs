@@ -181,6 +181,17 @@ impl Storage for FsStorage {
         memory_core::search::scan(self, query).await
     }
 
+    /// Sets the file's own modification time on disk (what `stat` and `list` report).
+    async fn set_modified(
+        &self,
+        path: &MemoryPath,
+        modified: std::time::SystemTime,
+    ) -> Result<bool> {
+        let path = path.clone();
+        self.blocking(Work::Change, move |s| s.set_modified(&path, modified))
+            .await
+    }
+
     fn capabilities(&self) -> memory_core::Capabilities {
         memory_core::Capabilities::FULL
     }

@@ -77,6 +77,14 @@ pub(crate) fn read_options() -> OpenOptions {
     options
 }
 
+/// Options for setting a file's times: read (Windows also needs write access to change
+/// them), never following a link at its name.
+pub(crate) fn times_options() -> OpenOptions {
+    let mut options = read_options();
+    options.write(cfg!(windows));
+    options
+}
+
 /// Options for one of the store's own files beside `memories/` (the lock and count files):
 /// read and write, created if missing, never through a link.
 pub(crate) fn own_file_options() -> OpenOptions {
