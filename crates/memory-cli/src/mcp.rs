@@ -66,7 +66,8 @@ answer, malformed params -32602, a message over 4 MiB an error answer with its i
 one client's tool calls run in the order sent.
 
 With --read-only, only `view` works: every other command gets an error result and the
-store is neither created nor changed (a store that does not exist is exit status 3).";
+store is neither created nor changed (a store that does not exist is exit status 3): it
+is opened read-only, with no lock file, so a store you may read but not write is served.";
 
 /// Arguments of `memory mcp`.
 #[derive(Debug, clap::Args)]
@@ -85,8 +86,10 @@ pub(crate) struct McpArgs {
 
 /// Runs the server until the client closes standard input.
 pub(crate) async fn run(mut args: McpArgs) -> ExitCode {
+    // Read-only: nothing in the store changes, not even a lock file, so a store the user may
+    // read but not write (shared, mounted read-only) is served.
     let access = if args.read_only {
-        Access::Existing
+        Access::ReadOnly
     } else {
         Access::CreateIfMissing
     };

@@ -76,7 +76,7 @@ pub(crate) async fn run(args: SearchArgs) -> ExitCode {
 async fn search(args: SearchArgs) -> Result<(), Failure> {
     let under = parse_path(&args.path)?;
     let query = build_query(&args.query, under, args.limit).map_err(invalid_query)?;
-    let store = args.store.open(Access::Existing).await?;
+    let store = args.store.open(Access::ReadOnly).await?;
     let hits = run_query(store.as_ref(), &query).await?;
     let mut text = if args.json {
         json!({"query": query.text(), "results": hits}).to_string()

@@ -107,9 +107,13 @@ fn parse_store_option(raw: &str) -> Result<(String, String), String> {
 /// Whether opening a store may create it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Access {
-    /// The command only reads: a directory or database file that is not there is "not found"
-    /// (exit 3) rather than created empty.
+    /// The command may change the store but not create it: a directory or database file that
+    /// is not there is "not found" (exit 3) rather than created empty.
     Existing,
+    /// The command only reads: as [`Access::Existing`], and the store is opened read-only
+    /// (memory-runner's `OpenOptions::with_read_only`), so that nothing on disk changes, not
+    /// even a lock file (a folder or database the user may read but not write can be read).
+    ReadOnly,
     /// The command writes: the store is created if needed.
     CreateIfMissing,
 }
@@ -217,7 +221,7 @@ async fn open_url(
     let parsed: StoreUrl = url
         .parse()
         .map_err(|e| Failure::new(Exit::Usage, format!("invalid store URL `{url}`: {e}")))?;
-    if access == Access::Existing
+    if access != Access::CreateIfMissing
         && let Some(path) = store_url::local_path(&parsed)
         && !path.exists()
     {
@@ -226,6 +230,13 @@ async fn open_url(
             format!("the store `{url}` does not exist"),
         ));
     }
+    let read_only;
+    let options = if access == Access::ReadOnly {
+        read_only = options.clone().with_read_only();
+        &read_only
+    } else {
+        options
+    };
     let store = store_url::open(&parsed, options)
         .await
         .map_err(|e| Failure::new(Exit::Usage, error_chain(&e)))?;

@@ -77,7 +77,7 @@ pub(crate) struct ImportArgs {
 }
 
 pub(crate) async fn export(args: ExportArgs) -> Outcome {
-    let store = args.store.open(Access::Existing).await?;
+    let store = args.store.open(Access::ReadOnly).await?;
     let files = store
         .list(&MemoryPath::root())
         .await

@@ -16,7 +16,7 @@ pub(crate) struct CatArgs {
 
 pub(crate) async fn run(args: CatArgs) -> Outcome {
     let path = parse_path(&args.path)?;
-    let store = args.store.open(Access::Existing).await?;
+    let store = args.store.open(Access::ReadOnly).await?;
     match store.read(&path).await {
         Ok(file) => write_stdout(&file.contents),
         Err(Error::NotFound { .. }) => {

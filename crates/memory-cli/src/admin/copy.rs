@@ -57,7 +57,7 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
         &args.from,
         args.from_encryption_key_file.as_deref(),
         &[],
-        Access::Existing,
+        Access::ReadOnly,
     )
     .await?;
     let files = from

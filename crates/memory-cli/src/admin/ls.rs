@@ -39,7 +39,7 @@ pub(crate) struct LsArgs {
 
 pub(crate) async fn run(args: LsArgs) -> Outcome {
     let path = parse_path(&args.path)?;
-    let store = args.store.open(Access::Existing).await?;
+    let store = args.store.open(Access::ReadOnly).await?;
     let (is_dir, files) = collect(store.as_ref(), &path).await?;
     let text = if args.json {
         let mut text = to_json(&path, is_dir, &files).to_string();

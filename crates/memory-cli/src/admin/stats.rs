@@ -34,7 +34,7 @@ pub(crate) struct StatsArgs {
 }
 
 pub(crate) async fn run(args: StatsArgs) -> Outcome {
-    let store = args.store.open(Access::Existing).await?;
+    let store = args.store.open(Access::ReadOnly).await?;
     let root = MemoryPath::root();
     let files = store
         .list(&root)
