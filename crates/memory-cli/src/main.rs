@@ -27,18 +27,29 @@ mod serve;
 mod store_admin;
 mod store_args;
 
-const LONG_ABOUT: &str = "\
+/// `memory --help`: what the program is, and every kind of store URL this build opens (from
+/// memory-runner's list of compiled schemes, so it cannot go stale).
+fn long_about() -> String {
+    format!(
+        "{LONG_ABOUT_HEAD}\n{forms}\n{LONG_ABOUT_TAIL}",
+        forms = store_args::store_forms_help()
+    )
+}
+
+const LONG_ABOUT_HEAD: &str = "\
 Claude's memory tool (memory_20250818), as a program.
 
 Claude keeps notes in a /memories directory through six commands (view, create,
 str_replace, insert, delete, rename). `memory exec` runs those commands, read one
-per line as JSON, against a store you choose (a directory, a SQLite file, or
-memory), and prints one JSON result per line.
+per line as JSON, against a store you choose (any of the store URLs below), and
+prints one JSON result per line.
 
 `memory mcp` serves the same tool to MCP clients (Claude Code, Claude Desktop);
 ls, cat, put, rm, mv, stats, export, import, copy and expire look inside and
 manage any store (exit statuses: see `memory ls --help`).
+";
 
+const LONG_ABOUT_TAIL: &str = "\
 Example:
 
   $ echo '{\"command\": \"create\", \"path\": \"/memories/notes.md\", \"file_text\": \"Hi\\n\"}' \\
@@ -80,7 +91,7 @@ Example:
 
 /// Command line of the `memory` program.
 #[derive(Debug, Parser)]
-#[command(name = "memory", version, about = "Claude's memory tool (memory_20250818), as a program", long_about = LONG_ABOUT)]
+#[command(name = "memory", version, about = "Claude's memory tool (memory_20250818), as a program", long_about = long_about())]
 struct Cli {
     #[command(subcommand)]
     command: Command,

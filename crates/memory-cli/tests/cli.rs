@@ -737,3 +737,27 @@ fn a_tilde_store_path_is_in_the_home_directory_without_a_shell() {
     }
     assert!(std::fs::read_dir(cwd.path()).unwrap().next().is_none());
 }
+
+/// `memory --help` names every kind of store URL this build opens (the list memory-runner
+/// compiles in), not only a directory, a SQLite file and memory.
+#[test]
+fn the_top_help_lists_every_store_url_this_build_opens() {
+    let out = Command::new(MEMORY).arg("--help").output().unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    let schemes = memory_cli::store_url::compiled_schemes();
+    assert!(schemes.len() >= 2, "{schemes:?}");
+    for scheme in schemes {
+        assert!(
+            help.contains(&format!("  {}  ", scheme.form())),
+            "--help lacks {}:\n{help}",
+            scheme.form()
+        );
+        assert!(help.contains(scheme.about()), "{help}");
+    }
+    assert!(
+        !help.contains("a directory, a SQLite file, or\nmemory"),
+        "{help}"
+    );
+    assert!(help.contains("~/"), "{help}");
+}
