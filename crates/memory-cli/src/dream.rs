@@ -65,7 +65,8 @@ ANTHROPIC_API_KEY (sent as x-api-key) or ANTHROPIC_AUTH_TOKEN (sent as
 Authorization: Bearer), and ANTHROPIC_BASE_URL to point elsewhere. Exit status: 0
 when the dream ended, 1 when a request failed, 2 when the key is missing, a
 store cannot be opened or --from and --into name the same store (or one
-inside the other, however named: a symlink, a bind mount, a hard link), 4 when the
+inside the other, however named: a symlink, a bind mount, a hard link, another
+name of the same PostgreSQL server), 4 when the
 output holds files and --force was not given.
 
 Example:

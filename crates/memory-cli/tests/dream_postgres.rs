@@ -260,3 +260,74 @@ async fn a_dream_from_a_postgres_versioned_store_leaves_every_row_as_it_was() {
     assert_dreamed(&api, &out, &output);
     assert_eq!(dump(&schema).await, before, "the source's tables changed");
 }
+
+/// The same PostgreSQL store named through another name of its server (`localhost` for
+/// `127.0.0.1`) is the dream's source: refused even with `--force`, before any request, every
+/// row as it was (the server's system identifier, the database, the schema and the root are
+/// compared, never the host's name). Another root of the same schema is another store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dream_into_its_postgres_source_under_another_host_name_is_refused() {
+    let schema = unique_schema("dream_pg_same");
+    let url = pg_url(&format!("schema={schema}&root=notes"));
+    assert!(url.contains("@127.0.0.1:"), "{url}");
+    let out = memory(
+        &["put", "--store", &url, "/memories/a.md"],
+        b"alpha notes\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = dump(&schema).await;
+    let by_name = url.replace("@127.0.0.1:", "@localhost:");
+    for (from, into) in [(&url, &by_name), (&by_name, &url)] {
+        let api = FakeApi::start(script()).await;
+        let out = memory_dream(&api, &["--from", from, "--into", into, "--force"]).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("the same store"), "{stderr}");
+        assert!(api.requests().is_empty(), "a request was sent");
+        assert_eq!(dump(&schema).await, before, "the source's tables changed");
+    }
+    // A versioned store on PostgreSQL, by the same id through the other host name.
+    let db = pg_url(&format!("schema={schema}_stores"));
+    let id = {
+        let (_server, addr) = serve(&db);
+        let body = json!({"name": "Notes", "description": "On PostgreSQL."}).to_string();
+        http(&addr, "POST", "/v1/memory_stores", &body)["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let versioned = format!("store+{db}#{id}");
+    let out = memory(
+        &["put", "--store", &versioned, "/memories/a.md"],
+        b"alpha notes\n",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stores_before = dump(&format!("{schema}_stores")).await;
+    let api = FakeApi::start(script()).await;
+    let renamed = versioned.replace("@127.0.0.1:", "@localhost:");
+    let out = memory_dream(&api, &["--from", &versioned, "--into", &renamed, "--force"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the same store"), "{stderr}");
+    assert!(api.requests().is_empty(), "a request was sent");
+    assert_eq!(dump(&format!("{schema}_stores")).await, stores_before);
+
+    // Another root on the same server, database and schema is another store.
+    let other = by_name.replace("root=notes", "root=dreamed");
+    let api = FakeApi::start(script()).await;
+    let out = memory_dream(&api, &["--from", &url, "--into", &other]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "created /memories/all.md\n"
+    );
+}

@@ -5,6 +5,7 @@
 
 mod config;
 mod error;
+mod identity;
 mod pool;
 mod schema;
 mod storage;
@@ -15,6 +16,9 @@ pub mod testing;
 mod tls;
 
 pub use error::PostgresOpenError;
+#[cfg(feature = "stores")]
+pub use identity::engine_identity;
+pub use identity::{StoreIdentity, store_identity};
 pub use storage::PostgresStorage;
 #[cfg(feature = "stores")]
 pub use stores::{PostgresPersistence, ReadOnlyEngine, STORES_ACCEPTED_OPTIONS};

@@ -14,25 +14,7 @@ pub(crate) async fn connect(
     settings: &Settings,
     root: Option<&str>,
 ) -> Result<Pool, PostgresOpenError> {
-    let manager = Manager::from_config(
-        settings.pg.clone(),
-        MakeRustls {
-            config: settings.tls.clone(),
-        },
-        ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        },
-    );
-    let pool = Pool::builder(manager)
-        .max_size(settings.pool_size)
-        .runtime(Runtime::Tokio1)
-        .create_timeout(Some(settings.connect_timeout))
-        .wait_timeout(Some(settings.connect_timeout * 6))
-        .recycle_timeout(Some(settings.connect_timeout))
-        .build()
-        .map_err(|e| PostgresOpenError::InvalidUrl {
-            reason: format!("the connection pool cannot be built ({e})"),
-        })?;
+    let pool = bare(settings)?;
     let mut client = pool.get().await.map_err(|e| connect_error(settings, e))?;
     let prepared = if settings.read_only {
         schema::check_read_only(&client, &settings.database, &settings.schema, root).await
@@ -51,8 +33,31 @@ pub(crate) async fn connect(
     }
 }
 
+/// The pool of `settings`, not connected yet, nothing checked or prepared.
+pub(crate) fn bare(settings: &Settings) -> Result<Pool, PostgresOpenError> {
+    let manager = Manager::from_config(
+        settings.pg.clone(),
+        MakeRustls {
+            config: settings.tls.clone(),
+        },
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(settings.pool_size)
+        .runtime(Runtime::Tokio1)
+        .create_timeout(Some(settings.connect_timeout))
+        .wait_timeout(Some(settings.connect_timeout * 6))
+        .recycle_timeout(Some(settings.connect_timeout))
+        .build()
+        .map_err(|e| PostgresOpenError::InvalidUrl {
+            reason: format!("the connection pool cannot be built ({e})"),
+        })
+}
+
 /// The error for a failed first connection: no answer, or the server's refusal.
-fn connect_error(settings: &Settings, e: PoolError) -> PostgresOpenError {
+pub(crate) fn connect_error(settings: &Settings, e: PoolError) -> PostgresOpenError {
     match e {
         PoolError::Backend(source) if is_handshake(&source) => PostgresOpenError::Tls {
             host: settings.host.clone(),

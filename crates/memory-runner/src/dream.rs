@@ -95,7 +95,8 @@ pub enum DreamError<E: std::error::Error + 'static> {
     },
     /// `--from` and `--into` name the same store, or one is inside the other (the output in
     /// the source's folder, the source in the output's), however they are named (a symlink,
-    /// a bind mount, a hard link, another spelling): the dream would write into its source.
+    /// a bind mount, a hard link, another spelling, another name of the same PostgreSQL
+    /// server): the dream would write into its source.
     #[error(
         "the dream's source and output are the same store, or one is inside the other \
          ({url}); dream into another store"
@@ -265,7 +266,15 @@ impl Dream {
     where
         T: MessagesTransport,
     {
-        if same_store(&self.from, &self.into) {
+        if same_store(&self.from, &self.into)
+            || same_postgres(
+                &self.from,
+                &self.from_options,
+                &self.into,
+                &self.into_options,
+            )
+            .await
+        {
             return Err(DreamError::SameStore {
                 url: strip_query(&self.into).to_owned(),
             });
@@ -365,6 +374,25 @@ fn same_store(from: &str, into: &str) -> bool {
         return false;
     };
     overlap::overlap(&a, &b)
+}
+
+/// Whether two PostgreSQL store URLs name one store on one server, however named
+/// ([`overlap::same_postgres`]); `false` without feature `postgres`.
+async fn same_postgres(
+    from: &str,
+    from_options: &OpenOptions,
+    into: &str,
+    into_options: &OpenOptions,
+) -> bool {
+    #[cfg(feature = "postgres")]
+    if let (Ok(a), Ok(b)) = (
+        from.parse::<crate::StoreUrl>(),
+        into.parse::<crate::StoreUrl>(),
+    ) {
+        return overlap::same_postgres(&a, from_options, &b, into_options).await;
+    }
+    let _ = (from, from_options, into, into_options);
+    false
 }
 
 /// Every file of `store` and its bytes.

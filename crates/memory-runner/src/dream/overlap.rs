@@ -107,3 +107,60 @@ pub(super) fn overlap(from: &StoreUrl, into: &StoreUrl) -> bool {
         _ => true,
     }
 }
+
+/// Whether `from` and `into` are one PostgreSQL store however the server is named
+/// (`localhost`, `127.0.0.1`, another name or address): the same server (its system
+/// identifier, `pg_control_system()`), database and schema, and the same root (`postgres://`)
+/// or store id (`store+postgres://`). Each server is asked with a read-only session that
+/// changes nothing; a server that cannot be asked is not the other store (opening it will say
+/// what is wrong).
+#[cfg(feature = "postgres")]
+pub(super) async fn same_postgres(
+    from: &StoreUrl,
+    from_options: &crate::OpenOptions,
+    into: &StoreUrl,
+    into_options: &crate::OpenOptions,
+) -> bool {
+    /// The URL memory-postgres reads, and the versioned store's id.
+    fn target(url: &StoreUrl) -> Option<(String, Option<String>)> {
+        match url.scheme() {
+            Scheme::Postgres => Some((url.as_str().to_owned(), None)),
+            #[cfg(feature = "stores")]
+            Scheme::StorePostgres => {
+                let (base, id) = url.as_str().split_once('#')?;
+                let id = id.split_once('?').map_or(id, |(id, _)| id);
+                Some((
+                    format!("postgres:{}", crate::options::after_scheme(base)),
+                    Some(id.to_owned()),
+                ))
+            }
+            _ => None,
+        }
+    }
+    async fn identity(
+        url: &str,
+        versioned: bool,
+        options: &crate::OpenOptions,
+    ) -> Option<memory_postgres::StoreIdentity> {
+        let options = options.store_options.clone();
+        #[cfg(feature = "stores")]
+        if versioned {
+            return memory_postgres::engine_identity(url, options).await.ok();
+        }
+        let _ = versioned;
+        memory_postgres::store_identity(url, options).await.ok()
+    }
+    let (Some((from_url, from_id)), Some((into_url, into_id))) = (target(from), target(into))
+    else {
+        return false;
+    };
+    if from_id.is_some() != into_id.is_some() || from_id != into_id {
+        return false;
+    }
+    let versioned = from_id.is_some();
+    let (a, b) = tokio::join!(
+        identity(&from_url, versioned, from_options),
+        identity(&into_url, versioned, into_options)
+    );
+    matches!((a, b), (Some(a), Some(b)) if a == b)
+}
