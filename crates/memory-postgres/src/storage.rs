@@ -97,6 +97,7 @@ struct Sql {
     unindexed: String,
     any_unindexed: String,
     index_words: String,
+    set_modified: String,
 }
 
 impl Sql {
@@ -180,6 +181,9 @@ impl Sql {
             index_words: format!(
                 "UPDATE {s}.files SET words = $4::text::tsvector
                  WHERE root = $1 AND path = $2 AND version = $3 AND words IS NULL"
+            ),
+            set_modified: format!(
+                "UPDATE {s}.files SET modified = $3 WHERE root = $1 AND path = $2"
             ),
         }
     }
@@ -867,6 +871,24 @@ impl Storage for PostgresStorage {
         tx.commit().await.map_err(backend)?;
         sort_hits(&mut hits);
         Ok(hits)
+    }
+
+    /// One `UPDATE` of the row's `modified` (content and version unchanged).
+    async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
+        self.refuse_if_read_only(path)?;
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&self.inner.sql.set_modified)
+            .await
+            .map_err(backend)?;
+        let changed = client
+            .execute(&stmt, &[&self.root_param(), &path.as_str(), &modified])
+            .await
+            .map_err(backend)?;
+        if changed == 0 {
+            return Err(Error::NotFound { path: path.clone() });
+        }
+        Ok(true)
     }
 }
 

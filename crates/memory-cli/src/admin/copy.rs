@@ -18,7 +18,8 @@ Examples:
 
 Every file is read back from TO and compared after it is written. Hidden files are
 included. Each file keeps its modification time (so `memory expire` on TO sees its
-age), in SQLite and folder stores; S3 and versioned stores keep their own. MEMORY_STORE and MEMORY_ENCRYPTION_KEY_FILE are not used by copy.", "\n\n", exit_status_help!()))]
+age), in folder, SQLite and PostgreSQL stores; S3 and versioned stores keep their own.
+MEMORY_STORE and MEMORY_ENCRYPTION_KEY_FILE are not used by copy.", "\n\n", exit_status_help!()))]
 pub(crate) struct CopyArgs {
     /// The store to copy from (a directory path, file:PATH, sqlite:PATH, s3://..., mem:).
     #[arg(value_parser = crate::store_args::store_url_arg)]

@@ -158,7 +158,7 @@ pub(crate) enum AdminCommand {
     /// Load an archive written by `memory export`, after verifying every checksum.
     ///
     /// Each file keeps the modification time the archive records for it (so `memory
-    /// expire` after a restore sees its age), in SQLite and folder stores; S3 and versioned
+    /// expire` after a restore sees its age), in folder, SQLite and PostgreSQL stores; S3 and versioned
     /// stores keep their own.
     #[command(after_help = EXIT_STATUS_HELP)]
     Import(archive::ImportArgs),
