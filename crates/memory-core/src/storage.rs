@@ -268,7 +268,7 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
     ///
     /// The provided method does nothing and answers `false`: right for a store whose times
     /// come from elsewhere (S3's `Last-Modified`). Stores that can keep a given time
-    /// (memory-sqlite, memory-postgres, `InMemoryStorage`) override it.
+    /// (memory-fs, memory-sqlite, memory-postgres, `InMemoryStorage`) override it.
     async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
         let _ = (path, modified);
         Ok(false)

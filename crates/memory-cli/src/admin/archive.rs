@@ -15,8 +15,7 @@
 //! size and SHA-256, duplicate paths, and the end line's counts (so a truncated archive is
 //! refused). Import gives each file the modification time its line records (an RFC 3339
 //! time; `null` or anything else leaves the time of the import), through
-//! [`Storage::set_modified`] or, for a folder store, on the file itself; S3 and versioned
-//! stores keep their own times.
+//! [`Storage::set_modified`]; S3 and versioned stores keep their own times.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -25,7 +24,7 @@ use memory_core::archive;
 use memory_core::{Entry, Error, FileMeta, MemoryPath, Storage, WriteMode};
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::modified::Stamper;
+use super::modified::keep_modified;
 use super::progress::Progress;
 use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, time};
 
@@ -271,7 +270,6 @@ pub(crate) async fn import(args: ImportArgs) -> Outcome {
     let mut progress = Progress::stderr("import", files.len() as u64, args.quiet);
     let mode = write_mode(args.overwrite);
     let mut written = Written::default();
-    let stamper = Stamper::for_url(args.store.url());
     for file in files {
         let size = file.contents.len() as u64;
         store
@@ -281,7 +279,7 @@ pub(crate) async fn import(args: ImportArgs) -> Outcome {
         // Each file keeps the time the archive gives it (a time that is not RFC 3339 is
         // left out: the file has the time of the import).
         if let Some(modified) = file.modified.as_deref().and_then(time::parse_rfc3339) {
-            stamper.stamp(store.as_ref(), &file.path, modified).await?;
+            keep_modified(store.as_ref(), &file.path, modified).await?;
         }
         written.files += 1;
         written.bytes += size;

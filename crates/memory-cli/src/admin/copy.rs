@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use memory_core::{Error, MemoryPath};
 
 use super::archive::{Written, check_targets, partial_failure, plural, write_mode};
-use super::modified::Stamper;
+use super::modified::keep_modified;
 use super::progress::Progress;
 use super::{Access, Exit, Failure, Outcome, human_size, open_store, same_store};
 
@@ -75,7 +75,6 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
     let paths: Vec<MemoryPath> = files.iter().map(|f| f.path.clone()).collect();
     check_targets(to.as_ref(), &paths, args.overwrite, "copy").await?;
 
-    let stamper = Stamper::for_url(&args.to);
     let mut progress = Progress::stderr("copy", files.len() as u64, args.quiet);
     let mode = write_mode(args.overwrite);
     let mut written = Written::default();
@@ -113,7 +112,7 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
             ));
         }
         if let Some(modified) = meta.modified {
-            stamper.stamp(to.as_ref(), path, modified).await?;
+            keep_modified(to.as_ref(), path, modified).await?;
         }
         written.files += 1;
         written.bytes += size;
