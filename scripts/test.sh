@@ -7,7 +7,8 @@
 # S3 server (scripts/s3-test-server.sh: moto, for memory-s3 and `s3://` stores), a throwaway
 # PostgreSQL (scripts/pg-test-server.sh, for memory-postgres and `postgres://` stores), the
 # feature checks (scripts/check-features.sh: memory-runner with each backend feature alone, and
-# the dependency trees that must stay small), the workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
+# the dependency trees that must stay small), the macOS and Windows builds with the contract
+# cases under wine (scripts/check-portability.sh), the workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
 # run of every criterion bench once in test mode (compiled and exercised, not timed), then the
 # differential check of the
 # `memory` binary against the Python SDK (tests/oracle/classify.py), the console's browser tests
@@ -46,6 +47,12 @@ export MEMORY_SEMANTIC_MODEL_DIR
 
 step "what users build: each backend feature alone, and the dependency trees"
 scripts/check-features.sh
+
+step "what macOS and Windows users build, and the contract cases under wine (scripts/check-portability.sh)"
+# Debian's rustc-web with -Zbuild-std, mingw and wine64 (installed when missing), in its own
+# target folder (target/portability): cargo check for aarch64-apple-darwin of the crates without
+# C code, cargo build of memory.exe for x86_64-pc-windows-gnu, the oracle's cases through it.
+scripts/check-portability.sh
 
 step "tests"
 if cargo nextest --version >/dev/null 2>&1; then
