@@ -63,6 +63,10 @@ case "$bin" in */*) bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" ;;
 # --- a server of its own ---------------------------------------------------------------
 mkdir -p "$root/target/tmp"
 work="$(mktemp -d "$root/target/tmp/console-test.XXXXXX")"
+# Chromium's profile and every other temporary file of node, Chromium and the servers go in
+# $work too, removed at the end: nothing is left in the system's temporary folder.
+export TMPDIR="$work/tmp"
+mkdir -p "$TMPDIR"
 server_pid=""
 plain_pid=""
 cleanup() {

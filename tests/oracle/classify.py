@@ -27,6 +27,7 @@ import os
 import posixpath
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -653,6 +654,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
 
     report_path = args.report
+    report_dir = None  # a report folder of our own, removed when the run passes
     if not report_path or args.rerun or not os.path.exists(report_path):
         if args.candidate:
             candidate = args.candidate
@@ -661,7 +663,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         else:
             ap.error("--memory or --candidate is required")
         if not report_path:
-            report_path = os.path.join(tempfile.mkdtemp(prefix="memory-classify-"), "report.json")
+            # Under the repository's target/tmp, not the system's temporary folder; removed at
+            # the end of a run that passes, kept (and named) when it fails.
+            scratch = os.path.join(HERE, "..", "..", "target", "tmp")
+            os.makedirs(scratch, exist_ok=True)
+            report_dir = os.path.abspath(tempfile.mkdtemp(prefix="classify-", dir=scratch))
+            report_path = os.path.join(report_dir, "report.json")
         os.makedirs(os.path.dirname(os.path.abspath(report_path)), exist_ok=True)
         cmd = [args.oracle_python, os.path.join(HERE, "compare.py"), "--candidate", candidate,
                "--oracle-python", args.oracle_python, "--seed", str(args.seed), "--count", str(args.count),
@@ -731,10 +738,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         for why, items in sorted(by_why.items()):
             for u in items[: args.examples]:
                 print(json.dumps(u, ensure_ascii=False)[:1500])
+    removed = bool(report_dir) and not failed
     print(f"\n{'FAIL' if failed else 'ok'}: {sum(counts.values())} disagreements, all but "
-          f"{len(unexplained)} in documented categories; report: {report_path}")
+          f"{len(unexplained)} in documented categories; "
+          + ("the report is removed (pass --report FILE to keep it)" if removed else f"report: {report_path}"))
     bad_cases = {u["case"] for u in unexplained} | {c["case"] for c in bad_exit}
     print(f"oracle: {len(report['cases']) - len(bad_cases)} passed, {len(bad_cases)} failed")
+    if removed:
+        shutil.rmtree(report_dir, ignore_errors=True)
     return 1 if failed else 0
 
 
