@@ -224,7 +224,7 @@ mkdir -p "$work/oracle"
 "$ORACLE_VENV/bin/python" tests/oracle/classify.py \
     --candidate "$(printf '%q' "$root/scripts/check-portability.sh") --wine-run exec --store {root}" \
     --oracle-python "$ORACLE_VENV/bin/python" --seed "${ORACLE_SEED:-1}" \
-    --count "${PORTABILITY_ORACLE_COUNT:-300}" --jobs 2 \
+    --count "${PORTABILITY_ORACLE_COUNT:-300}" --jobs 2 --platform windows \
     --report "$work/oracle/report.json" --unexplained-out "$work/oracle/unexplained.jsonl" ||
     fail "the contract cases differ under wine (report: $work/oracle/report.json)"
 

@@ -486,8 +486,67 @@ def affected(inp: Dict[str, Any]) -> List[Optional[str]]:
     return out
 
 
+# The platform the candidate runs on (--platform): on Windows a folder store cannot hold every
+# name SPEC.md allows, so the windows-* categories of DIVERGENCES.md apply there only.
+PLATFORM = "linux"
+WINDOWS_RESERVED = re.compile(r"(CON|PRN|AUX|NUL|CONIN\$|CONOUT\$|COM[1-9¹²³]|LPT[1-9¹²³])", re.I)
+# Host paths past Windows' classic 260-character limit fail under wine; the case's root folder
+# takes up about a hundred of them.
+WINDOWS_LONG_REL = 150
+
+
+def windows_name_problem(seg: str) -> bool:
+    """Whether Windows cannot hold a file or folder of this name (memory-fs's rule)."""
+    stem = seg.split(".")[0].rstrip(" ")
+    return seg.endswith((" ", ".")) or any(ch in seg for ch in '<>:"|?*') or \
+        WINDOWS_RESERVED.fullmatch(stem) is not None
+
+
+def first_windows_issue(case: Dict[str, Any]) -> Optional[Tuple[int, str]]:
+    """(index of the first command, category) where a Windows folder store parts from SPEC.md."""
+    seen: Dict[str, str] = {}
+    for i, cmd in enumerate(case["commands"]):
+        try:
+            inp = json.loads(cmd["input"])
+        except Exception:
+            continue
+        if not isinstance(inp, dict):
+            continue
+        for p in input_paths(inp):
+            rel = ours_rel(p)
+            if not rel:
+                continue
+            if any(windows_name_problem(seg) for seg in rel.split("/")):
+                return i, "windows-names"
+            if len(rel.encode("utf-8")) > WINDOWS_LONG_REL:
+                return i, "windows-long-paths"
+            parts = rel.split("/")
+            for n in range(1, len(parts) + 1):
+                prefix = "/".join(parts[:n])
+                if seen.setdefault(prefix.casefold(), prefix) != prefix:
+                    return i, "windows-case"
+    return None
+
+
 def classify_case(case: Dict[str, Any]) -> Tuple[List[Tuple[str, str, Dict[str, Any]]], List[Dict[str, Any]]]:
-    """([(category, kind, detail)], [unexplained detail])."""
+    """([(category, kind, detail)], [unexplained detail]). On Windows, every disagreement from
+    the first command a Windows folder store cannot follow SPEC.md in is that windows-*
+    category; the commands before it are classified as everywhere."""
+    issue = first_windows_issue(case) if PLATFORM == "windows" else None
+    if issue is None:
+        return classify_commands(case)
+    first, cat = issue
+    found, unexplained = classify_commands(dict(case, commands=case["commands"][:first], agree_tree=True))
+    for cmd in case["commands"][first:]:
+        if not (cmd["agree_is_error"] and cmd["agree_content"]):
+            found.append((cat, "windows", {"case": case["case"], "line": cmd["line"], "input": cmd["input"]}))
+    if not case["agree_tree"]:
+        found.append((cat, "tree", {"case": case["case"]}))
+    return found, unexplained
+
+
+def classify_commands(case: Dict[str, Any]) -> Tuple[List[Tuple[str, str, Dict[str, Any]]], List[Dict[str, Any]]]:
+    """classify_case on every platform: each command against the state before it, then the tree."""
     state = CaseState()
     found: List[Tuple[str, str, Dict[str, Any]]] = []
     unexplained: List[Dict[str, Any]] = []
@@ -637,6 +696,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--memory", help="the memory binary (CANDIDATE becomes '<memory> exec --store {root}')")
     ap.add_argument("--candidate", help="a full candidate template instead of --memory")
+    ap.add_argument("--platform", choices=("linux", "windows"), default="linux",
+                    help="what the candidate runs on: windows admits the windows-* categories")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=300)
     ap.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1))
@@ -646,6 +707,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--unexplained-out", help="write every unexplained disagreement here, as JSON Lines")
     ap.add_argument("--oracle-python", default=os.environ.get("ORACLE_PY", sys.executable))
     args = ap.parse_args(argv)
+    global PLATFORM
+    PLATFORM = args.platform
     sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")  # type: ignore[attr-defined]
 
     documented = documented_categories()

@@ -37,6 +37,10 @@ impl Store {
         if path.is_root() {
             return self.delete_everything();
         }
+        if self.unrepresentable(path).is_some() {
+            // Windows would find another file under the name it shortens this one to.
+            return Err(Error::NotFound { path: path.clone() });
+        }
         if self.delete_file_in_folder(path)? {
             return Ok(());
         }

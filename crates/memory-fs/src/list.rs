@@ -25,6 +25,9 @@ impl Store {
         with_info: bool,
         visit: &mut Visit<'_>,
     ) -> Result<bool, FsError> {
+        if self.unrepresentable(dir).is_some() {
+            return Ok(true);
+        }
         if let Some(fast) = &self.fast {
             match fast.open(&self.root, dir, Open::Folder)? {
                 Beneath::Opened(folder) => return fast.walk(folder, dir, with_info, visit),

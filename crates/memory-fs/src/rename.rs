@@ -26,6 +26,12 @@ impl Store {
                 to: to.clone(),
             });
         }
+        if let Some(reason) = self.unrepresentable(to) {
+            return Err(Error::Refused {
+                path: to.clone(),
+                reason: reason.to_owned(),
+            });
+        }
         let to_rel = rel(to)?;
         match self.probe_unlinked(to)? {
             Probe::Link => return Err(Error::SymbolicLink { path: to.clone() }),

@@ -139,6 +139,9 @@ impl Store {
         let Some(name) = path.name() else {
             return Ok(Probe::Dir);
         };
+        if self.unrepresentable(path).is_some() {
+            return Ok(Probe::Missing);
+        }
         if let Some(fast) = &self.fast {
             // One openat2 answers every case but "an ancestor is not a folder" (ENOTDIR),
             // where the walk below names that ancestor.
@@ -184,6 +187,9 @@ impl Store {
         let Some(name) = dir.name() else {
             return Ok(Some(Folder::Root(&self.root)));
         };
+        if self.unrepresentable(dir).is_some() {
+            return Ok(None);
+        }
         if let Some(fast) = &self.fast {
             match fast.open(&self.root, dir, Open::Folder)? {
                 Beneath::Opened(file) => {
@@ -223,6 +229,9 @@ impl Store {
         let Some(name) = path.name() else {
             return Err(not_found());
         };
+        if self.unrepresentable(path).is_some() {
+            return Err(not_found());
+        }
         let regular = |file: std::fs::File| {
             let meta = file.metadata().map_err(|e| FsError::io("stat", path, e))?;
             if meta.is_file() {

@@ -17,7 +17,7 @@ use cap_std::fs::Dir;
 use memory_core::{MemoryPath, Result};
 
 use crate::error::FsError;
-use crate::layout::{COUNT_FILE, DIR_MODE, LOCK_FILE, MEMORIES, TEMP_DIR};
+use crate::layout::{COUNT_FILE, DIR_MODE, LOCK_FILE, MEMORIES, TEMP_DIR, windows_path_problem};
 use crate::options::FsOptions;
 use crate::sys::{self, Fast};
 
@@ -178,6 +178,18 @@ impl Store {
     /// [`FsStorage::uses_fast_paths`]: crate::FsStorage::uses_fast_paths
     pub(crate) fn uses_fast_paths(&self) -> bool {
         self.fast.is_some()
+    }
+
+    /// Why this platform cannot hold a name on `path`, if it cannot: on Windows, the names it
+    /// forbids or reserves ([`windows_path_problem`]); elsewhere every name a `MemoryPath`
+    /// allows can be a file. Such a path holds nothing (a read of it is not found, never the
+    /// file Windows would alias it to) and a change of it is refused.
+    pub(crate) fn unrepresentable(&self, path: &MemoryPath) -> Option<&'static str> {
+        if cfg!(windows) {
+            windows_path_problem(path)
+        } else {
+            None
+        }
     }
 
     /// Refuses a change of a store opened read-only.

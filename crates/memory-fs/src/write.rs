@@ -69,6 +69,15 @@ impl Store {
         max_files: Option<usize>,
     ) -> Result<Version> {
         self.refuse_if_read_only(path)?;
+        if let Some(reason) = self.unrepresentable(path) {
+            return Err(match mode {
+                WriteMode::Update(_) => Error::NotFound { path: path.clone() },
+                _ => Error::Refused {
+                    path: path.clone(),
+                    reason: reason.to_owned(),
+                },
+            });
+        }
         if path.is_root() {
             return Err(match mode {
                 WriteMode::Update(_) => Error::NotFound { path: path.clone() },
