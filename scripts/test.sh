@@ -11,7 +11,8 @@
 # cases under wine (scripts/check-portability.sh), the workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
 # run of every criterion bench once in test mode (compiled and exercised, not timed), then the
 # differential check of the
-# `memory` binary against the Python SDK (tests/oracle/classify.py), the console's browser tests
+# `memory` binary against the Python SDK (tests/oracle/classify.py; on a folder store with
+# the Linux fast paths and with portable=true, and on PostgreSQL), the console's browser tests
 # (scripts/console-test.sh: Chromium and playwright-core) and the stores SDK check. A real small
 # embedding model (scripts/semantic-model.sh) is installed for the semantic search check.
 # Formatting and lints are scripts/lint.sh. Environment: ORACLE_VENV (where the venv goes),
@@ -102,6 +103,11 @@ for m in map(json.loads, sys.stdin):
 print(exe)')"
 [ -x "$memory_bin" ] || { echo "cannot find the memory binary" >&2; exit 2; }
 "$ORACLE_VENV/bin/python" tests/oracle/classify.py --memory "$memory_bin" \
+    --seed "${ORACLE_SEED:-1}" --count "${ORACLE_COUNT:-300}" --jobs 2
+
+step "contract cases with memory exec --store DIR --store-option portable=true (the paths macOS and Windows take)"
+"$ORACLE_VENV/bin/python" tests/oracle/classify.py \
+    --candidate "$(printf '%q' "$memory_bin") exec --store {root} --store-option portable=true" \
     --seed "${ORACLE_SEED:-1}" --count "${ORACLE_COUNT:-300}" --jobs 2
 
 step "contract cases with memory exec --store postgres://"
