@@ -172,7 +172,10 @@ pub fn dir_store() -> (tempfile::TempDir, String) {
 pub fn dir_stores() -> Vec<(tempfile::TempDir, String)> {
     let (fast, url) = dir_store();
     let (portable, base) = dir_store();
-    vec![(fast, url), (portable, format!("file:{base}?portable=true"))]
+    vec![
+        (fast, url),
+        (portable, format!("file:{base}?portable=true")),
+    ]
 }
 
 /// Reads `base/memories/rel` from disk.
