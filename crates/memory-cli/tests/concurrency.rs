@@ -147,7 +147,10 @@ fn concurrent_edits_with_str_replace_and_insert_lose_nothing() {
     }
 }
 
-fn concurrent_edits_with_str_replace_and_insert_lose_nothing_on(dir: tempfile::TempDir, url: String) {
+fn concurrent_edits_with_str_replace_and_insert_lose_nothing_on(
+    dir: tempfile::TempDir,
+    url: String,
+) {
     // One counter line per process, bumped with str_replace, plus inserts by everyone.
     let initial: String = (0..PROCESSES).map(|p| format!("counter-{p}=0\n")).collect();
     exec_lines(

@@ -13,7 +13,10 @@ async fn both_tiers(options: FsOptions) {
     let storage = FsStorage::with_options(dir.path(), options.clone()).unwrap();
     assert_eq!(storage.to_string(), format!("Fs({})", dir.path().display()));
     if options.portable {
-        assert!(!storage.uses_fast_paths(), "portable=true takes no fast path");
+        assert!(
+            !storage.uses_fast_paths(),
+            "portable=true takes no fast path"
+        );
     } else if cfg!(target_os = "linux") {
         assert!(storage.uses_fast_paths(), "this kernel has openat2");
     }

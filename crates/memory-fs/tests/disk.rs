@@ -476,8 +476,7 @@ async fn a_replaced_file_is_gone_when_the_write_returns() {
     use memory_core::options::SyncMode;
     for sync in [SyncMode::Full, SyncMode::Data, SyncMode::None] {
         let dir = tempfile::tempdir().unwrap();
-        let storage =
-            FsStorage::with_options(dir.path(), FsOptions::default().sync(sync)).unwrap();
+        let storage = FsStorage::with_options(dir.path(), FsOptions::default().sync(sync)).unwrap();
         for i in 0..4 {
             storage
                 .write(

@@ -66,7 +66,10 @@ fn refusals_name_what_to_change_and_create_nothing() {
     match &e {
         FsOpenError::Options(OptionsError::UnknownOption { key, accepted }) => {
             assert_eq!(key, "bogus");
-            assert_eq!(accepted, &["sync", "blocking", "stale_temp_age", "portable"]);
+            assert_eq!(
+                accepted,
+                &["sync", "blocking", "stale_temp_age", "portable"]
+            );
         }
         other => panic!("{other:?}"),
     }
