@@ -671,8 +671,11 @@ mod tests {
     #[cfg(feature = "s3")]
     #[tokio::test]
     async fn s3_store_opens_without_sending_anything() {
-        // Nothing is sent on open, so no server is needed.
-        let store = open("s3://agent-memory/team-a").await.unwrap();
+        // Building an S3 store sends nothing, so no server is needed. (Without a key an open
+        // asks the store whether it is encrypted, one GET of the key-check record; opened as
+        // its plaintext bytes, nothing is asked.)
+        let plain = OpenOptions::new().with_plaintext_only();
+        let store = open_with("s3://agent-memory/team-a", &plain).await.unwrap();
         // With `search-index`, wrapped in its (in-memory, not yet opened) side index.
         let shown = if cfg!(feature = "search-index") {
             "Indexed(S3(s3://agent-memory/team-a))"
@@ -692,7 +695,9 @@ mod tests {
         let err = open_err("s3://b?bogus=1").await;
         assert!(matches!(err, OpenError::Options { .. }), "{err:?}");
         assert!(err.to_string().contains("`bogus`"), "{err}");
-        let store = open("s3://b/p?region=eu-west-1").await.unwrap();
+        let store = open_with("s3://b/p?region=eu-west-1", &plain)
+            .await
+            .unwrap();
         let shown = if cfg!(feature = "search-index") {
             "Indexed(S3(s3://b/p))"
         } else {
