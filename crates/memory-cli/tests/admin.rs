@@ -2,36 +2,15 @@
 //! import, copy, expire) on a folder, a SQLite file and an encrypted folder: outputs, `--json`
 //! shapes, exit statuses, and archives and copies that keep every byte.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
+mod common;
 
-/// Runs `memory ARGS` with `stdin` and no store variables from the environment.
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(MEMORY)
-        .args(args)
-        .env_remove("MEMORY_STORE")
-        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start memory");
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let output = child.wait_with_output().expect("wait for memory");
-    writer.join().expect("stdin writer");
-    output
-}
+use common::{MEMORY, run};
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

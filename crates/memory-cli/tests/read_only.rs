@@ -6,34 +6,14 @@
 
 #![cfg(feature = "fs")]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
+mod common;
 
-fn memory(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(MEMORY)
-        .args(args)
-        .env_remove("MEMORY_STORE")
-        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start memory");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().expect("wait for memory");
-    writer.join().unwrap();
-    out
-}
+use common::run as memory;
 
 /// Every path below `dir`, relative and sorted.
 fn tree(dir: &Path) -> Vec<PathBuf> {

@@ -18,10 +18,10 @@ pub const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
 /// Longest any single `memory` process may run in these tests.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `memory exec --store STORE` with piped stdio and a quiet log.
-pub fn exec_command(store: &str) -> Command {
+/// `memory ARGS` with piped stdio, no store variables from the environment and a quiet log.
+pub fn memory_command(args: &[&str]) -> Command {
     let mut cmd = Command::new(MEMORY);
-    cmd.args(["exec", "--store", store])
+    cmd.args(args)
         .env_remove("MEMORY_STORE")
         .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
         .env("RUST_LOG", "warn")
@@ -29,6 +29,17 @@ pub fn exec_command(store: &str) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
+}
+
+/// `memory exec --store STORE` with piped stdio and a quiet log.
+pub fn exec_command(store: &str) -> Command {
+    memory_command(&["exec", "--store", store])
+}
+
+/// Runs `memory ARGS` on `input` (bounded by [`TIMEOUT`]) and returns what it did.
+pub fn run(args: &[&str], input: &[u8]) -> Output {
+    let child = memory_command(args).spawn().expect("start memory");
+    feed_and_wait(child, input)
 }
 
 /// Runs `memory exec --store STORE` on `input` and returns what it did.
