@@ -623,17 +623,21 @@ fn a_tilde_store_path_is_in_the_home_directory_without_a_shell() {
     let cwd = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
     let memory = |args: &[&str]| {
-        let mut cmd = Command::new(MEMORY);
-        cmd.args(args)
-            .current_dir(cwd.path())
-            .env_remove("MEMORY_STORE")
-            .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+        let mut cmd = common::memory_command(args);
+        cmd.current_dir(cwd.path())
             .env("HOME", home.path())
-            .env("USERPROFILE", home.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
+            .env("USERPROFILE", home.path());
         cmd
+    };
+    // Runs it to its end with no input; it must succeed.
+    let succeeds = |cmd: &mut Command| {
+        let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{:?}: {}",
+            cmd.get_args().collect::<Vec<_>>(),
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     let create =
         (common::line(json!({"command": "create", "path": "/memories/a.md", "file_text": "a"}))
@@ -675,46 +679,20 @@ fn a_tilde_store_path_is_in_the_home_directory_without_a_shell() {
     );
 
     // MEMORY_STORE, an admin command, `memory copy`, `memory mcp` and a mount.
-    let out = memory(&["ls", "/memories/a.md"])
-        .env("MEMORY_STORE", "~/.claude-memory")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = memory(&["copy", "~/.claude-memory", "~/copied", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(&mut memory(&["ls", "/memories/a.md"]).env("MEMORY_STORE", "~/.claude-memory"));
+    succeeds(&mut memory(&[
+        "copy",
+        "~/.claude-memory",
+        "~/copied",
+        "--quiet",
+    ]));
     assert_eq!(
         std::fs::read(home.path().join("copied/memories/a.md")).unwrap(),
         b"a"
     );
-    let out = memory(&["mcp", "--store", "~/mcp-store"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(&mut memory(&["mcp", "--store", "~/mcp-store"]));
     assert!(home.path().join("mcp-store").is_dir());
-    let out = memory(&["mcp", "--mount", "notes=~/mounted"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeds(&mut memory(&["mcp", "--mount", "notes=~/mounted"]));
     assert!(home.path().join("mounted").is_dir());
     assert!(
         std::fs::read_dir(cwd.path()).unwrap().next().is_none(),
