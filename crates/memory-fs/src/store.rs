@@ -88,8 +88,7 @@ impl Store {
         // `memories` may be a link the owner made (it is followed, as by the SDKs); the folder
         // of temporary files and the lock and count files are the store's own and never
         // followed.
-        let root =
-            Dir::open_ambient_dir(base.join(MEMORIES), ambient_authority()).map_err(open_err)?;
+        let root = sys::open_readable_dir(&base.join(MEMORIES)).map_err(open_err)?;
         let temp = base_dir.open_dir_nofollow(TEMP_DIR).map_err(open_err)?;
         if !sys::same_file_system(&root, &temp).map_err(open_err)? {
             return Err(FsError::TempElsewhere {
@@ -141,8 +140,7 @@ impl Store {
             base: base.to_path_buf(),
             source,
         };
-        let root =
-            Dir::open_ambient_dir(base.join(MEMORIES), ambient_authority()).map_err(open_err)?;
+        let root = sys::open_readable_dir(&base.join(MEMORIES)).map_err(open_err)?;
         // Never written to: a read-only store makes no temporary file.
         let temp = root.try_clone().map_err(open_err)?;
         Ok(Store {

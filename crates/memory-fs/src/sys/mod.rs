@@ -193,6 +193,26 @@ pub(crate) fn create_private_dirs(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Opens the folder at `path` (following a link there, as the SDKs do for `memories`) as a
+/// handle that can also be synced and listed: cap-std's own opens give a path-only handle on
+/// Linux, which [`sync_dir`] would have to open again for every sync of the folder.
+pub(crate) fn open_readable_dir(path: &Path) -> io::Result<Dir> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(Dir::from_std_file(std::fs::File::from(fd)))
+    }
+    #[cfg(not(unix))]
+    {
+        Dir::open_ambient_dir(path, cap_std::ambient_authority())
+    }
+}
+
 /// Syncs a folder, so that the names a write changed in it survive a power loss. Windows
 /// cannot flush a folder (NTFS journals its metadata): nothing to do there.
 pub(crate) fn sync_dir(dir: &Dir) -> io::Result<()> {
