@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
-use crate::search::{Bm25Index, SearchHit, SearchQuery, is_searchable, searchable_text};
+use crate::search::{Ranker, SearchHit, SearchQuery, is_searchable, searchable_text};
 use crate::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
     WriteMode,
@@ -273,18 +273,25 @@ impl Storage for InMemoryStorage {
 
     async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
         // One snapshot under the lock: the ranking sees the files as they were at one moment.
-        let mut index = Bm25Index::new();
-        {
+        let (searched, texts) = {
             let state = self.lock();
+            let mut searched = 0;
+            let mut texts = Vec::new();
             for (path, stored) in &state.files {
-                if is_searchable(path, query.under())
-                    && let Some(text) = searchable_text(&stored.contents)
-                {
-                    index.insert(path.clone(), text.to_owned());
+                if is_searchable(path, query.under()) {
+                    searched += 1;
+                    if let Some(text) = searchable_text(&stored.contents) {
+                        texts.push((path.clone(), text.to_owned()));
+                    }
                 }
             }
+            (searched, texts)
+        };
+        let mut ranker = Ranker::new(query, searched);
+        for (path, text) in texts {
+            ranker.add(path, &text);
         }
-        Ok(index.search(query))
+        Ok(ranker.finish())
     }
 
     fn capabilities(&self) -> Capabilities {

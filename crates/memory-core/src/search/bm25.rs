@@ -1,20 +1,14 @@
-//! A BM25 ranking over documents held in memory: the provided [`Storage::search`] scan, and
-//! an index for stores that keep one in memory only.
-//!
-//! [`Storage::search`]: crate::Storage::search
+//! Documents held in memory, tokenized once and ranked by the shared [`Ranker`] at each
+//! search: for stores that keep their whole text in memory.
 
 use std::collections::BTreeMap;
 
 use super::SearchHit;
 use super::query::SearchQuery;
-use super::text::{excerpt_tokens, is_searchable};
+use super::rank::Ranker;
+use super::text::is_searchable;
 use super::tokenize::{Token, tokenize};
 use crate::MemoryPath;
-
-/// BM25's term-frequency saturation.
-const K1: f64 = 1.2;
-/// BM25's length normalization.
-const B: f64 = 0.75;
 
 #[derive(Debug, Clone)]
 struct Doc {
@@ -22,11 +16,8 @@ struct Doc {
     words: Vec<Token>,
 }
 
-/// Documents by path, ranked by BM25 (k1 = 1.2, b = 0.75) for a [`SearchQuery`].
-///
-/// Each clause of the query (a word, a prefix, a phrase) counts as one term: its frequency is
-/// how often it occurs in a file, its document frequency how many searched files hold it.
-/// The collection a search ranks against is the files it searches (those at or below the
+/// Documents by path, ranked for a [`SearchQuery`] by the shared [`Ranker`] (BM25F with
+/// boosts; see its module) against the files the search covers (those at or below the
 /// query's folder that [`is_searchable`] admits).
 ///
 /// ```
@@ -100,65 +91,20 @@ impl Bm25Index {
         self.docs.is_empty()
     }
 
-    /// The hits for `query`, best first (ties by path), at most `query.limit()`.
+    /// The hits for `query`, best first (ties by path), at most `query.limit()`, ranked by
+    /// the shared [`Ranker`] over the files at or below the query's folder.
     pub fn search(&self, query: &SearchQuery) -> Vec<SearchHit> {
         let under = query.under();
-        let parsed = query.parsed();
         let scope: Vec<(&MemoryPath, &Doc)> = self
             .docs
             .iter()
             .filter(|(p, _)| is_searchable(p, under))
             .collect();
-        if scope.is_empty() {
-            return Vec::new();
+        let mut ranker = Ranker::new(query, scope.len());
+        for (path, doc) in scope {
+            ranker.add_tokens(path.clone(), &doc.text, &doc.words);
         }
-        let n = scope.len() as f64;
-        let avg_len = scope.iter().map(|(_, d)| d.words.len()).sum::<usize>() as f64 / n;
-        let matched: Vec<(&MemoryPath, super::Excerpt)> = scope
-            .iter()
-            .filter_map(|(p, d)| excerpt_tokens(&d.text, &d.words, parsed).map(|e| (*p, e)))
-            .collect();
-        // Documents holding each clause, among the searched ones. Every matched document holds
-        // every clause, but documents that miss another clause may still hold this one.
-        let clauses = parsed.clauses().len();
-        let mut df = vec![0usize; clauses];
-        for (_, doc) in &scope {
-            for (c, clause) in parsed.clauses().iter().enumerate() {
-                if (0..doc.words.len()).any(|at| clause.matches_at(&doc.words, at)) {
-                    df[c] += 1;
-                }
-            }
-        }
-        let mut hits: Vec<SearchHit> = matched
-            .into_iter()
-            .map(|(path, e)| {
-                let len_norm = if avg_len > 0.0 {
-                    e.length as f64 / avg_len
-                } else {
-                    1.0
-                };
-                let score = e
-                    .frequencies
-                    .iter()
-                    .zip(&df)
-                    .map(|(&tf, &df)| {
-                        let tf = tf as f64;
-                        let df = df as f64;
-                        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                        idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len_norm))
-                    })
-                    .sum();
-                SearchHit {
-                    path: path.clone(),
-                    score,
-                    lines: e.lines,
-                    snippet: e.snippet,
-                }
-            })
-            .collect();
-        super::sort_hits(&mut hits);
-        hits.truncate(query.limit());
-        hits
+        ranker.finish()
     }
 }
 
@@ -181,6 +127,8 @@ mod tests {
         index.insert(p("/memories/rare.md"), "cat zebra".into());
         index.insert(p("/memories/other.md"), "cat".into());
         let hits = index.search(&SearchQuery::new("cat zebra").unwrap());
+        assert_eq!(paths(&hits)[0], "/memories/rare.md");
+        let hits = index.search(&SearchQuery::new("+cat +zebra").unwrap());
         assert_eq!(paths(&hits), ["/memories/rare.md"]);
         let long = format!("needle {}", "hay ".repeat(200));
         index.insert(p("/memories/long.md"), long);

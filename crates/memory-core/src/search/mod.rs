@@ -2,16 +2,20 @@
 //! backend shares so that a search answers alike on every store.
 //!
 //! - [`SearchQuery`] (text, folder, limit) parses its text into a [`ParsedQuery`] when made:
-//!   bare words AND-ed, `"exact phrases"`, `prefix*` words; a query that cannot be parsed is a
-//!   [`QueryError`], never a panic.
-//! - [`Storage::search`] answers it with ranked [`SearchHit`]s. Its
-//!   provided method is [`scan`]: list, read each searchable file, rank with [`Bm25Index`].
-//!   Backends with an index of their own override it and build each hit's lines and snippet
-//!   with [`excerpt`], so hits look the same everywhere.
+//!   plain words matched by English stem and ranked (none required; stop words dropped, so a
+//!   whole question works), `"exact phrases"`, `prefix*` words, `+required` and `-excluded`
+//!   clauses; a query that cannot be parsed is a [`QueryError`], never a panic.
+//! - [`Storage::search`] answers it with ranked [`SearchHit`]s, and every backend ranks with
+//!   the one [`Ranker`] (BM25F with boosts for coverage and nearness), so every store gives the
+//!   same hits in the same order. The provided method is [`scan`]: list, read each searchable
+//!   file, rank. Backends with an index of their own override it: they ask their index for
+//!   the query's [`ParsedQuery::index_terms`] (OR-ed) and hand the files found to a
+//!   [`Ranker`], which also builds each hit's lines and snippet.
 //! - What is searched: files below the query's folder that [`is_searchable`] admits (hidden
 //!   names and `node_modules` are skipped, as `view` skips them), whose content is UTF-8
 //!   ([`searchable_text`]).
-//! - Words are compared as [`tokenize`] folds them (Unicode words, no case, no diacritics).
+//! - Words are compared as [`tokenize`] folds them (Unicode words, no case, no diacritics),
+//!   and plain query words by [`stem`].
 //! - The search *tool* ([`TOOL_NAME`], [`TOOL_DESCRIPTION`], [`tool_input_schema`],
 //!   [`parse_tool_input`], [`tool_result_text`]) is written here once for every surface that
 //!   offers it to Claude (an MCP server, a Messages API tool runner).
@@ -30,9 +34,11 @@
 //! # });
 //! ```
 
+mod analyze;
 mod bm25;
 mod folded;
 mod query;
+mod rank;
 mod text;
 mod tokenize;
 mod tool;
@@ -41,12 +47,14 @@ use std::cmp::Ordering;
 
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
+pub use analyze::{is_stop_word, stem};
 pub use bm25::Bm25Index;
 pub use folded::folded_words;
 pub use query::{
-    Clause, DEFAULT_LIMIT, MAX_CLAUSES, MAX_LIMIT, MAX_QUERY_BYTES, ParsedQuery, QueryError,
-    SearchQuery,
+    Clause, DEFAULT_LIMIT, IndexTerm, MAX_CLAUSES, MAX_LIMIT, MAX_QUERY_BYTES, Occur, ParsedQuery,
+    QueryError, SearchQuery,
 };
+pub use rank::Ranker;
 pub use text::{
     Excerpt, MAX_HIT_LINES, SNIPPET_CHARS, excerpt, excerpt_tokens, is_searchable, searchable_text,
 };
@@ -75,8 +83,8 @@ pub struct SearchHit {
 }
 
 impl SearchHit {
-    /// The hit for a file whose text meets `query`, scored `score`; `None` if the text does
-    /// not meet every clause (an index gave a candidate that the shared rule refuses).
+    /// The hit for a file whose text meets `query` (see [`ParsedQuery::matches`]), scored
+    /// `score`; `None` if it is no hit.
     pub fn from_text(
         path: MemoryPath,
         score: f64,
@@ -116,24 +124,27 @@ pub fn sort_hits(hits: &mut [SearchHit]) {
 
 /// The search behind the provided [`Storage::search`]: lists the query's folder, reads every
 /// searchable file (UTF-8 ones; a file gone since the listing is skipped) and ranks them with
-/// a [`Bm25Index`]. Its work is proportional to the store's size.
+/// a [`Ranker`]. Its work is proportional to the store's size.
 ///
 /// Public for wrappers that must search through their own reads (an encrypted store searches
 /// its plaintext this way, never its inner store's ciphertext).
 pub async fn scan<S: Storage + ?Sized>(storage: &S, query: &SearchQuery) -> Result<Vec<SearchHit>> {
-    let mut index = Bm25Index::new();
-    for meta in storage.list(query.under()).await? {
-        if !is_searchable(&meta.path, query.under()) {
-            continue;
-        }
+    let searched: Vec<_> = storage
+        .list(query.under())
+        .await?
+        .into_iter()
+        .filter(|meta| is_searchable(&meta.path, query.under()))
+        .collect();
+    let mut ranker = Ranker::new(query, searched.len());
+    for meta in searched {
         let file = match storage.read(&meta.path).await {
             Ok(file) => file,
             Err(Error::NotFound { .. }) => continue,
             Err(e) => return Err(e),
         };
-        if let Ok(text) = String::from_utf8(file.contents) {
-            index.insert(meta.path, text);
+        if let Some(text) = searchable_text(&file.contents) {
+            ranker.add(meta.path, text);
         }
     }
-    Ok(index.search(query))
+    Ok(ranker.finish())
 }

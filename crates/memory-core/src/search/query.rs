@@ -1,13 +1,15 @@
-//! The query language: bare words AND-ed, `"exact phrases"`, `prefix*` words.
+//! The query language: plain words ranked (none required), `"exact phrases"`, `prefix*`
+//! words, `+required` and `-excluded` clauses.
 
 use std::fmt;
 
+use super::analyze::{StemProbe, is_stop_word};
 use super::tokenize::{Token, tokenize};
 use crate::MemoryPath;
 
 /// Longest query text, in bytes.
 pub const MAX_QUERY_BYTES: usize = 1_000;
-/// Most clauses (words, phrases, prefixes) one query may hold.
+/// Most clauses (words, phrases, prefixes) one query may hold, stop words left out.
 pub const MAX_CLAUSES: usize = 32;
 /// How many hits a search returns when the caller does not say.
 pub const DEFAULT_LIMIT: usize = 10;
@@ -22,6 +24,9 @@ pub enum QueryError {
     /// The query holds no word to search for (empty, or punctuation only).
     #[error("the query has no word to search for")]
     Empty,
+    /// Every clause of the query is excluded (`-word`): there is nothing to look for.
+    #[error("the query only excludes words (-word); add a word to search for")]
+    OnlyExcluded,
     /// The query is longer than [`MAX_QUERY_BYTES`].
     #[error("the query is longer than {max_bytes} bytes")]
     TooLong {
@@ -54,15 +59,52 @@ pub enum QueryError {
     },
 }
 
-/// One condition a file must meet: its words in a row, the last one possibly a prefix.
+/// What a clause asks of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occur {
+    /// A plain clause: a file holding it ranks higher; none is required.
+    Should,
+    /// `+clause`: a hit must hold it.
+    Must,
+    /// `-clause`: a hit must not hold it.
+    MustNot,
+}
+
+/// One thing a query looks for: a word (matched by stem), a prefix, or words in a row.
 ///
-/// A bare word is a clause of one token; a bare word the tokenizer splits (`e-mail`,
-/// `v1.2`) and a quoted phrase are clauses of several tokens that must stand next to each
-/// other in that order.
+/// - A plain word (`painted`) matches every word of the same English stem (`paint`,
+///   `painting`); see [`stem`](super::stem).
+/// - A quoted word or phrase (`"painted"`, `"staging server"`) matches those exact words
+///   (folded), next to each other, in order; so does a bare word the tokenizer splits
+///   (`e-mail`, `v1.2`).
+/// - A word ending in `*` matches every word it begins.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clause {
     tokens: Vec<String>,
     prefix: bool,
+    quoted: bool,
+    occur: Occur,
+    stemmed: Option<StemProbe>,
+}
+
+/// A term an index of folded, unstemmed words is asked for. A backend with such an index
+/// (FTS5, a `tsvector`) gets a search's candidate files by OR-ing the terms of
+/// [`ParsedQuery::index_terms`], then ranks them with a [`Ranker`](super::Ranker); the files
+/// it finds are a superset of the files the query can match.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum IndexTerm {
+    /// Files holding this word.
+    Word(String),
+    /// Files holding a word that begins with this.
+    Prefix(String),
+    /// Files holding these words next to each other, in order; the last one as a prefix when
+    /// `prefix`.
+    Phrase {
+        /// The words, in order (at least two).
+        words: Vec<String>,
+        /// Whether the last word is a prefix.
+        prefix: bool,
+    },
 }
 
 impl Clause {
@@ -81,8 +123,50 @@ impl Clause {
         self.tokens.len() > 1
     }
 
+    /// Whether the clause was written in double quotes (exact words, stop words kept).
+    pub fn is_quoted(&self) -> bool {
+        self.quoted
+    }
+
+    /// Whether the clause matches words by their stem (a plain word).
+    pub fn is_stemmed(&self) -> bool {
+        self.stemmed.is_some()
+    }
+
+    /// What the clause asks of a file.
+    pub fn occur(&self) -> Occur {
+        self.occur
+    }
+
+    /// Whether the clause counts for a file (`Should` or `Must`), rather than excluding it.
+    pub fn is_positive(&self) -> bool {
+        self.occur != Occur::MustNot
+    }
+
+    /// The index terms whose union holds every file this clause matches.
+    pub fn index_terms(&self) -> Vec<IndexTerm> {
+        if let Some(probe) = &self.stemmed {
+            return probe.index_terms();
+        }
+        if self.is_phrase() {
+            return vec![IndexTerm::Phrase {
+                words: self.tokens.clone(),
+                prefix: self.prefix,
+            }];
+        }
+        let word = self.tokens[0].clone();
+        vec![if self.prefix {
+            IndexTerm::Prefix(word)
+        } else {
+            IndexTerm::Word(word)
+        }]
+    }
+
     /// Whether the `i`-th token of the clause matches the word `word`.
     fn token_matches(&self, i: usize, word: &str) -> bool {
+        if let Some(probe) = &self.stemmed {
+            return probe.matches(word);
+        }
         if self.prefix && i + 1 == self.tokens.len() {
             word.starts_with(self.tokens[i].as_str())
         } else {
@@ -95,28 +179,50 @@ impl Clause {
         words.len() >= at + self.tokens.len()
             && (0..self.tokens.len()).all(|i| self.token_matches(i, &words[at + i].text))
     }
+
+    /// The token indices where the clause occurs in `words`.
+    pub(crate) fn occurrences(&self, words: &[Token]) -> Vec<usize> {
+        (0..words.len())
+            .filter(|&at| self.matches_at(words, at))
+            .collect()
+    }
+
+    /// Whether the clause is a plain stop word (dropped from a query that has other words).
+    fn is_plain_stop_word(&self) -> bool {
+        self.occur == Occur::Should && self.stemmed.is_some() && is_stop_word(&self.tokens[0])
+    }
 }
 
 impl fmt::Display for Clause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = match self.occur {
+            Occur::Should => "",
+            Occur::Must => "+",
+            Occur::MustNot => "-",
+        };
         let star = if self.prefix { "*" } else { "" };
-        if self.is_phrase() {
-            write!(f, "\"{}{star}\"", self.tokens.join(" "))
+        if self.is_phrase() || self.quoted {
+            write!(f, "{sign}\"{}{star}\"", self.tokens.join(" "))
         } else {
-            write!(f, "{}{star}", self.tokens[0])
+            write!(f, "{sign}{}{star}", self.tokens[0])
         }
     }
 }
 
-/// A query parsed into [`Clause`]s, every one of which a hit must meet.
+/// A query parsed into [`Clause`]s.
+///
+/// A file is a hit when it holds at least one of the query's clauses, every `+` clause and
+/// no `-` clause; hits are ranked by how well they meet the clauses (see
+/// [`Ranker`](super::Ranker)).
 ///
 /// ```
 /// use memory_core::search::ParsedQuery;
-/// let q = ParsedQuery::parse(r#"deploy* "staging server" Zoë"#).unwrap();
+/// let q = ParsedQuery::parse(r#"When did Zoë deploy* the "staging server" -friday"#).unwrap();
 /// let clauses: Vec<String> = q.clauses().iter().map(|c| c.to_string()).collect();
-/// assert_eq!(clauses, ["deploy*", "\"staging server\"", "zoe"]);
-/// assert!(q.matches("Zoe deployed the staging server."));
-/// assert!(!q.matches("Zoe deployed the server for staging."));
+/// assert_eq!(clauses, ["zoe", "deploy*", "\"staging server\"", "-friday"]);
+/// assert!(q.matches("Zoe deployed it."));
+/// assert!(!q.matches("Zoe deployed it on friday."));
+/// assert!(!q.matches("Nothing here."));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedQuery {
@@ -126,9 +232,13 @@ pub struct ParsedQuery {
 impl ParsedQuery {
     /// Parses a query:
     ///
-    /// - words separated by spaces are AND-ed: a hit holds every one;
-    /// - `"double-quoted text"` is a phrase: its words next to each other, in order;
+    /// - plain words are matched by their English stem (`paint` finds `painted`) and ranked:
+    ///   none is required, files holding more of them (and rarer ones) come first;
+    /// - stop words (`the`, `when`, `did`, ...) are left out unless quoted or all the query
+    ///   has, so a whole question works;
+    /// - `"double-quoted text"` is a phrase: those exact words next to each other, in order;
     /// - a word ending in `*` matches every word it begins (`deploy*` finds `deployment`);
+    /// - `+clause` must be in a hit, `-clause` must not (`+word`, `-"a phrase"`, `+pre*`);
     /// - words are compared folded (see [`tokenize`](super::tokenize)), so case and
     ///   diacritics do not matter; punctuation separates words.
     ///
@@ -146,7 +256,19 @@ impl ParsedQuery {
             let Some(first) = rest.chars().next() else {
                 break;
             };
-            if first == '"' {
+            // A sign counts only when a word or a quote follows it at once.
+            let occur = match (first, rest[first.len_utf8()..].chars().next()) {
+                ('+', Some(next)) if !next.is_whitespace() && next != '+' && next != '-' => {
+                    rest = &rest[1..];
+                    Occur::Must
+                }
+                ('-', Some(next)) if !next.is_whitespace() && next != '+' && next != '-' => {
+                    rest = &rest[1..];
+                    Occur::MustNot
+                }
+                _ => Occur::Should,
+            };
+            if rest.starts_with('"') {
                 let body = &rest[1..];
                 let close = body.find('"').ok_or(QueryError::UnbalancedQuote)?;
                 let phrase = &body[..close];
@@ -161,6 +283,9 @@ impl ParsedQuery {
                 clauses.push(Clause {
                     tokens,
                     prefix: false,
+                    quoted: true,
+                    occur,
+                    stemmed: None,
                 });
             } else {
                 // A bare word runs to the next space or quote.
@@ -185,27 +310,67 @@ impl ParsedQuery {
                     // Punctuation alone (`-`, `&`) searches for nothing; skip it.
                     continue;
                 }
+                let tokens: Vec<String> = tokens.into_iter().map(|t| t.text).collect();
+                let stemmed = (tokens.len() == 1 && !prefix).then(|| StemProbe::new(&tokens[0]));
                 clauses.push(Clause {
-                    tokens: tokens.into_iter().map(|t| t.text).collect(),
+                    tokens,
                     prefix,
+                    quoted: false,
+                    occur,
+                    stemmed,
                 });
             }
-            if clauses.len() > MAX_CLAUSES {
-                return Err(QueryError::TooManyClauses { max: MAX_CLAUSES });
-            }
+            // The text is at most MAX_QUERY_BYTES, so this holds a few hundred clauses at
+            // most before stop words go.
         }
         if clauses.is_empty() {
             return Err(QueryError::Empty);
         }
+        if !clauses.iter().any(Clause::is_positive) {
+            return Err(QueryError::OnlyExcluded);
+        }
+        // Stop words go, unless they are all the query looks for.
+        if clauses
+            .iter()
+            .any(|c| c.is_positive() && !c.is_plain_stop_word())
+        {
+            clauses.retain(|c| !c.is_plain_stop_word());
+        }
+        if clauses.len() > MAX_CLAUSES {
+            return Err(QueryError::TooManyClauses { max: MAX_CLAUSES });
+        }
         Ok(ParsedQuery { clauses })
     }
 
-    /// The clauses, in the order the query gave them.
+    /// The clauses, in the order the query gave them (stop words left out).
     pub fn clauses(&self) -> &[Clause] {
         &self.clauses
     }
 
-    /// Whether `text` meets every clause.
+    /// The index terms a backend's index is asked for (OR-ed) to find every file the query
+    /// may match: those of the clauses that are not excluded, without repeats, sorted.
+    ///
+    /// ```
+    /// use memory_core::search::{IndexTerm, ParsedQuery};
+    /// let q = ParsedQuery::parse(r#"painted "red door" -blue"#).unwrap();
+    /// assert_eq!(q.index_terms(), [
+    ///     IndexTerm::Prefix("paint".into()),
+    ///     IndexTerm::Phrase { words: vec!["red".into(), "door".into()], prefix: false },
+    /// ]);
+    /// ```
+    pub fn index_terms(&self) -> Vec<IndexTerm> {
+        let mut terms: Vec<IndexTerm> = self
+            .clauses
+            .iter()
+            .filter(|c| c.is_positive())
+            .flat_map(Clause::index_terms)
+            .collect();
+        terms.sort();
+        terms.dedup();
+        terms
+    }
+
+    /// Whether `text` is a hit: it holds a clause, every `+` clause and no `-` clause.
     pub fn matches(&self, text: &str) -> bool {
         let words = tokenize(text);
         self.matches_tokens(&words)
@@ -213,9 +378,19 @@ impl ParsedQuery {
 
     /// [`matches`](Self::matches) over a text already tokenized.
     pub fn matches_tokens(&self, words: &[Token]) -> bool {
-        self.clauses
-            .iter()
-            .all(|clause| (0..words.len()).any(|at| clause.matches_at(words, at)))
+        let holds = |c: &Clause| (0..words.len()).any(|at| c.matches_at(words, at));
+        let mut any = false;
+        for clause in &self.clauses {
+            let held = holds(clause);
+            match clause.occur {
+                Occur::Should => any |= held,
+                Occur::Must if !held => return false,
+                Occur::Must => any = true,
+                Occur::MustNot if held => return false,
+                Occur::MustNot => {}
+            }
+        }
+        any
     }
 }
 
@@ -319,12 +494,31 @@ mod tests {
         );
         assert_eq!(clauses("depl*"), ["depl*"]);
         assert_eq!(clauses("e-mail v1.2*"), ["\"e mail\"", "\"v1 2*\""]);
-        assert_eq!(clauses("a\"b c\"d"), ["a", "\"b c\"", "d"]);
+        assert_eq!(clauses("a\"b c\"d"), ["\"b c\"", "d"]);
         assert_eq!(clauses("東京 Zoë"), ["東京", "zoe"]);
         // Punctuation alone next to real words is no clause.
         assert_eq!(clauses("deploy - & key"), ["deploy", "key"]);
-        // AND, OR and NOT are words like any other.
-        assert_eq!(clauses("cats OR dogs"), ["cats", "or", "dogs"]);
+        // OR and NOT are words like any other; `or` is a stop word.
+        assert_eq!(clauses("cats OR dogs"), ["cats", "dogs"]);
+    }
+
+    #[test]
+    fn signs_and_stop_words() {
+        assert_eq!(
+            clauses(r#"+deploy -friday +"red door" -pre* a-b"#),
+            ["+deploy", "-friday", "+\"red door\"", "-pre*", "\"a b\""]
+        );
+        // A sign alone, doubled or before a space is punctuation.
+        assert_eq!(clauses("+ x - y ++z --w"), ["x", "y", "z", "w"]);
+        assert_eq!(
+            clauses("When did Melanie paint a sunrise?"),
+            ["melanie", "paint", "sunrise"]
+        );
+        // Quoted or required stop words stay; a query of stop words only keeps them.
+        assert_eq!(clauses(r#""the" +when x"#), ["\"the\"", "+when", "x"]);
+        assert_eq!(clauses("who are you"), ["who", "are", "you"]);
+        let long = format!("{} x", vec!["the"; 100].join(" "));
+        assert_eq!(clauses(&long), ["x"]);
     }
 
     #[test]
@@ -333,6 +527,7 @@ mod tests {
         assert_eq!(err(""), QueryError::Empty);
         assert_eq!(err("   "), QueryError::Empty);
         assert_eq!(err("!!! ---"), QueryError::Empty);
+        assert_eq!(err("-x -\"y z\""), QueryError::OnlyExcluded);
         assert_eq!(err("\"open phrase"), QueryError::UnbalancedQuote);
         assert_eq!(err("ok \"\""), QueryError::EmptyPhrase);
         assert_eq!(err("\"?!\""), QueryError::EmptyPhrase);
@@ -365,15 +560,22 @@ mod tests {
 
     #[test]
     fn matching() {
-        let q = ParsedQuery::parse(r#""quick brown" jump*"#).unwrap();
+        let q = ParsedQuery::parse(r#"+"quick brown" jump*"#).unwrap();
         assert!(q.matches("The Quick  Brown fox JUMPED."));
         assert!(q.matches("jumps\nquick\nbrown"));
         assert!(!q.matches("brown quick jumped"));
-        assert!(!q.matches("quick brown fox"));
+        assert!(q.matches("quick brown fox"));
         let q = ParsedQuery::parse("cafe").unwrap();
         assert!(q.matches("Un CAFÉ noir"));
         assert!(!q.matches("cafeteria"));
         assert!(ParsedQuery::parse("cafe*").unwrap().matches("cafeteria"));
+        let q = ParsedQuery::parse("painting").unwrap();
+        assert!(q.matches("I painted it"));
+        assert!(!ParsedQuery::parse("\"painting\"").unwrap().matches("I painted it"));
+        let q = ParsedQuery::parse("deploy -friday").unwrap();
+        assert!(q.matches("deploy monday"));
+        assert!(!q.matches("deploy friday"));
+        assert!(!q.matches("friday"));
     }
 
     #[test]

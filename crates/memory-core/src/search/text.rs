@@ -1,6 +1,6 @@
 //! What is searchable, and what a hit shows: its line numbers and a snippet.
 
-use super::query::{Clause, ParsedQuery};
+use super::query::ParsedQuery;
 use super::tokenize::{Token, tokenize};
 use crate::MemoryPath;
 
@@ -53,23 +53,12 @@ pub struct Excerpt {
     /// One line holding a match (the line that meets the most clauses, the first of those),
     /// trimmed, cut to [`SNIPPET_CHARS`] characters around the match with `…` where cut.
     pub snippet: String,
-    /// How many times each clause occurs, in the query's order (for ranking).
-    pub(crate) frequencies: Vec<usize>,
-    /// How many words the text has (for ranking).
-    pub(crate) length: usize,
 }
 
-/// The token indices where `clause` occurs in `words`.
-fn occurrences(clause: &Clause, words: &[Token]) -> Vec<usize> {
-    (0..words.len())
-        .filter(|&at| clause.matches_at(words, at))
-        .collect()
-}
-
-/// Where `text` meets `query`, or `None` if it does not meet every clause.
+/// Where `text` meets `query`, or `None` if it is no hit (see [`ParsedQuery::matches`]).
 ///
-/// Every backend computes a hit's lines and snippet with this function, so a hit looks the
-/// same whatever store found it.
+/// Every backend computes a hit's lines and snippet this way, so a hit looks the same
+/// whatever store found it.
 ///
 /// ```
 /// use memory_core::search::{ParsedQuery, excerpt};
@@ -86,14 +75,25 @@ pub fn excerpt(text: &str, query: &ParsedQuery) -> Option<Excerpt> {
 
 /// [`excerpt`] over a text already tokenized (with [`tokenize`]).
 pub fn excerpt_tokens(text: &str, words: &[Token], query: &ParsedQuery) -> Option<Excerpt> {
-    let mut per_clause = Vec::with_capacity(query.clauses().len());
-    for clause in query.clauses() {
-        let found = occurrences(clause, words);
-        if found.is_empty() {
-            return None;
-        }
-        per_clause.push(found);
+    if !query.matches_tokens(words) {
+        return None;
     }
+    let found: Vec<Vec<usize>> = query
+        .clauses()
+        .iter()
+        .map(|c| {
+            if c.is_positive() {
+                c.occurrences(words)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    Some(excerpt_at(text, words, &found))
+}
+
+/// The lines and snippet of a text whose clause `c` occurs at the word indices `found[c]`.
+pub(crate) fn excerpt_at(text: &str, words: &[Token], found: &[Vec<usize>]) -> Excerpt {
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
@@ -102,8 +102,8 @@ pub fn excerpt_tokens(text: &str, words: &[Token], query: &ParsedQuery) -> Optio
 
     // (line index, clause index, byte offset of the match) for every occurrence.
     let mut marks: Vec<(usize, usize, usize)> = Vec::new();
-    for (c, found) in per_clause.iter().enumerate() {
-        for &at in found {
+    for (c, at_words) in found.iter().enumerate() {
+        for &at in at_words {
             let offset = words[at].start;
             marks.push((line_of(offset), c, offset));
         }
@@ -144,12 +144,7 @@ pub fn excerpt_tokens(text: &str, words: &[Token], query: &ParsedQuery) -> Optio
         }
         None => String::new(),
     };
-    Some(Excerpt {
-        lines,
-        snippet,
-        frequencies: per_clause.iter().map(Vec::len).collect(),
-        length: words.len(),
-    })
+    Excerpt { lines, snippet }
 }
 
 /// A line cut to [`SNIPPET_CHARS`] characters around byte `at` (where the match starts).
@@ -190,7 +185,6 @@ mod tests {
         let e = excerpt(text, &q("alpha")).unwrap();
         assert_eq!(e.lines, [1, 3, 6]);
         assert_eq!(e.snippet, "alpha");
-        assert_eq!(e.frequencies, [3]);
     }
 
     #[test]

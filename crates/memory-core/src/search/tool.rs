@@ -11,19 +11,24 @@ use crate::MemoryPath;
 /// The search tool's name.
 pub const TOOL_NAME: &str = "memory_search";
 
-/// What the model reads about the search tool: what it finds, and when to use it.
+/// What the model reads about the search tool: what it finds, how to ask, and when to use it.
 pub const TOOL_DESCRIPTION: &str = "\
-Search your memory directory (/memories) by keywords and get the best-matching files first, \
-each with its path, the line numbers of the matches (as `view` numbers them) and a snippet.
+Search your memory directory (/memories) and get the best-matching files first, each with its \
+path, the line numbers of the matches (as `view` numbers them) and a snippet.
 
-Use it when you need a note whose path you do not know or remember: search for a few \
-distinctive words instead of viewing folder after folder and opening files one by one. Then \
-`view` the files it finds (with view_range around the lines given) before relying on them.
+Use it when you need a note whose path you do not know or remember, instead of viewing folder \
+after folder and opening files one by one. Then `view` the files it finds (with view_range \
+around the lines given) before relying on them.
 
-Query syntax: words (a file must hold all of them; case and accents do not matter), \
-\"exact phrases\" in double quotes, and deploy* for any word starting with deploy. Hidden files \
-and node_modules are not searched, as `view` leaves them out. Optional: path, a folder to \
-search in (default /memories); limit, the most hits (1-100, default 10).";
+How to ask: plain words or a whole question work (\"When did Melanie paint a sunrise?\"). No \
+word is required: files holding more of the words, and rarer ones, rank higher, so add the \
+specific words you expect in the note (names, places, terms) and leave out vague ones. Words \
+match their other forms (paint, painted, painting), case and accents do not matter, and common \
+words (the, when, did) are ignored. Syntax, when you need it: \"exact phrase\" in double quotes \
+(exact words, in order), deploy* for any word starting with deploy, +word for a word every hit \
+must hold, -word for a word no hit may hold. Hidden files and node_modules are not searched, \
+as `view` leaves them out. Optional: path, a folder to search in (default /memories); limit, \
+the most hits (1-100, default 10).";
 
 /// The JSON schema of the search tool's input: `query`, optional `path` and `limit`.
 pub fn tool_input_schema() -> Value {
@@ -32,8 +37,8 @@ pub fn tool_input_schema() -> Value {
         "properties": {
             "query": {
                 "type": "string",
-                "description": "Words to find (all must occur), \"exact phrases\" in double quotes, prefix* words.",
-                "examples": ["deploy checklist", "\"release notes\" v2*"]
+                "description": "Plain words or a question (no word required; more specific words rank better), \"exact phrases\" in double quotes, prefix* words, +required and -excluded words.",
+                "examples": ["deploy checklist", "When did Melanie paint a sunrise?", "\"release notes\" v2* -draft"]
             },
             "path": {
                 "type": "string",
