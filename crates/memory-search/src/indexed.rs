@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use futures_util::stream::{self, StreamExt};
-use memory_core::search::{ParsedQuery, SearchHit, SearchQuery, is_searchable, searchable_text};
+use memory_core::search::{Ranker, SearchHit, SearchQuery, is_searchable, searchable_text};
 use memory_core::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
     WriteMode,
@@ -441,48 +441,31 @@ impl<S: Storage> Indexed<S> {
     }
 }
 
-/// The keyword hits of `query` from the (reconciled) index, at most `limit`.
+/// The keyword hits of `query` from the (reconciled) index, at most `limit`: the files whose
+/// words hold any of the query's index terms, ranked by memory-core's `Ranker` against the
+/// files the index holds below the query's folder, as every store ranks.
 pub(crate) fn keyword_hits(
-    index: &Index,
+    index: &mut Index,
     query: &SearchQuery,
     limit: usize,
 ) -> std::result::Result<Vec<SearchHit>, IndexError> {
-    let parsed = query.parsed();
-    let expression = fts5_expression(parsed);
     let under = query.under();
-    let mut hits = Vec::new();
-    index.keyword(&expression, under.as_str(), |path, score, body| {
-        let Ok(path) = MemoryPath::parse(&path) else {
-            return true;
-        };
-        if !is_searchable(&path, under) {
-            return true;
-        }
-        if let Some(hit) = SearchHit::from_text(path, score, &body, parsed) {
-            hits.push(hit);
-        }
-        hits.len() < limit
-    })?;
-    Ok(hits)
-}
-
-/// An FTS5 `MATCH` expression meeting every clause of `query`: each clause one quoted
-/// string of its folded tokens (a phrase for several), `*` after a prefix clause, all AND-ed.
-/// The tokens are runs of letters and digits, so quoting is all the escaping they need.
-pub(crate) fn fts5_expression(query: &ParsedQuery) -> String {
-    let mut out = String::new();
-    for clause in query.clauses() {
-        if !out.is_empty() {
-            out.push_str(" AND ");
-        }
-        out.push('"');
-        out.push_str(&clause.tokens().join(" ").replace('"', "\"\""));
-        out.push('"');
-        if clause.is_prefix() {
-            out.push('*');
-        }
-    }
-    out
+    let searched = index
+        .rows_under(under.as_str())?
+        .filter(|(path, _)| MemoryPath::parse(path).is_ok_and(|p| is_searchable(&p, under)))
+        .count();
+    let mut ranker = Ranker::new(query, searched);
+    index.keyword(
+        &query.parsed().fts5_expression(),
+        under.as_str(),
+        |path, _, body| {
+            if let Ok(path) = MemoryPath::parse(&path) {
+                ranker.add(path, &body);
+            }
+            true
+        },
+    )?;
+    Ok(ranker.finish_at_most(limit))
 }
 
 /// A file a reconciliation reads: new, changed, or possibly changed.

@@ -26,10 +26,11 @@
 //!
 //! # Ranking
 //!
-//! [`hybrid`] fuses the keyword list (FTS5 BM25, as without this feature) with the files
+//! [`hybrid`] fuses the keyword list (memory-core's ranking, as without this feature) with the files
 //! nearest to the query by cosine similarity, each file scoring `Σ 1 / (60 + rank)` over the
-//! lists it is in (reciprocal rank fusion, k = 60). A file found by meaning only holds not every
-//! word of the query: its snippet is the first line holding any of them, or its first line.
+//! lists it is in (reciprocal rank fusion, k = 60). A file found by meaning only may hold none
+//! of the query's words: its snippet is then its first line. It must still hold every `+`
+//! clause and no `-` clause.
 //!
 //! [model2vec]: https://github.com/MinishLab/model2vec
 
@@ -461,10 +462,11 @@ pub(crate) fn hybrid(
     }
     let mut ranked: Vec<(String, f64)> = fused.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    ranked.truncate(query.limit());
-
-    let mut hits = Vec::with_capacity(ranked.len());
+    let mut hits = Vec::with_capacity(query.limit());
     for (path, score) in ranked {
+        if hits.len() == query.limit() {
+            break;
+        }
         let hit = match by_path.remove(&path) {
             Some(mut hit) => {
                 hit.score = score;
@@ -477,6 +479,10 @@ pub(crate) fn hybrid(
                 let Some(text) = index.text(&path)? else {
                     continue;
                 };
+                if !query.parsed().admits(&text) {
+                    // A `+` clause it lacks or a `-` clause it holds rules it out.
+                    continue;
+                }
                 meaning_hit(p, score, &text, query.parsed())
             }
         };
@@ -485,39 +491,25 @@ pub(crate) fn hybrid(
     Ok(hits)
 }
 
-/// The hit of a file found by meaning: lines and snippet of the clauses it holds, or its first
-/// non-empty line.
+/// The hit of a file found by meaning: the lines and snippet of the clauses it holds, or its
+/// first non-empty line when it holds none.
 fn meaning_hit(path: MemoryPath, score: f64, text: &str, parsed: &ParsedQuery) -> SearchHit {
-    let mut lines = Vec::new();
-    let mut snippet = None;
-    for clause in parsed.clauses() {
-        let Ok(one) = ParsedQuery::parse(&clause.to_string()) else {
-            continue;
-        };
-        if let Some(hit) = SearchHit::from_text(path.clone(), score, text, &one) {
-            lines.extend(hit.lines);
-            snippet.get_or_insert(hit.snippet);
-        }
+    if let Some(hit) = SearchHit::from_text(path.clone(), score, text, parsed) {
+        return hit;
     }
-    lines.sort_unstable();
-    lines.dedup();
-    lines.truncate(memory_core::search::MAX_HIT_LINES);
-    let snippet = snippet.unwrap_or_else(|| {
-        let first = text
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("");
-        first
-            .chars()
-            .take(memory_core::search::SNIPPET_CHARS)
-            .collect()
-    });
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     SearchHit {
         path,
         score,
-        lines,
-        snippet,
+        lines: Vec::new(),
+        snippet: first
+            .chars()
+            .take(memory_core::search::SNIPPET_CHARS)
+            .collect(),
     }
 }
 

@@ -136,7 +136,9 @@ async fn keyword_quality() {
     load(&store).await;
     let (all, exact, synonym) = scores(&store).await;
     report("keyword (side index)", all, exact, synonym);
-    // Every exact-word query finds its note first; no synonym query finds anything.
+    // Every exact-word query finds its note first. A synonym query's topic word is in no
+    // note, but no word is required: its person and place still rank the note in the top 5
+    // (under the old every-word rule, none of them found anything).
     assert_eq!(
         exact,
         Scores {
@@ -144,13 +146,7 @@ async fn keyword_quality() {
             mrr: 1.0
         }
     );
-    assert_eq!(
-        synonym,
-        Scores {
-            recall5: 0.0,
-            mrr: 0.0
-        }
-    );
+    assert!(synonym.recall5 >= 0.9, "{synonym:?}");
 
     // memory-sqlite's native FTS5 answers alike.
     let dir = tempfile::tempdir().unwrap();

@@ -3,12 +3,13 @@
 //!
 //! Every change of a file's contents marks its row (the schema's triggers, for this library's
 //! writes and anyone else's); [`index_words`] writes a marked row's words and clears its mark,
-//! and [`index_stale`] does so for every marked row. When that happens is the store's
+//! and [`index_stale`] does so for every marked row. A search asks the table for the files
+//! holding any of the query's index terms and ranks them with memory-core's `Ranker`. When that happens is the store's
 //! [`IndexMode`](crate::IndexMode): in the write's transaction, on the writer thread in
 //! batches, or only before a search.
 
 use memory_core::search::{
-    ParsedQuery, SearchHit, SearchQuery, folded_words, is_searchable, searchable_text, sort_hits,
+    Ranker, SearchHit, SearchQuery, folded_words, is_searchable, searchable_text,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params};
@@ -108,22 +109,9 @@ pub(crate) fn index_stale(conn: &Connection, ctx: &Ctx) -> Result<usize, SqliteE
     }
 }
 
-/// The FTS5 query for a parsed query: each clause a quoted string (its tokens hold no quote),
-/// a prefix clause starred, all AND-ed. Engine syntax in the user's text never reaches FTS5.
-fn fts_query(parsed: &ParsedQuery) -> String {
-    parsed
-        .clauses()
-        .iter()
-        .map(|clause| {
-            let star = if clause.is_prefix() { "*" } else { "" };
-            format!("\"{}\"{star}", clause.tokens().join(" "))
-        })
-        .collect::<Vec<_>>()
-        .join(" AND ")
-}
-
-/// Ranks with FTS5's `bm25()` (negated: higher is better), then keeps the candidates the
-/// shared rule admits (searchable path, UTF-8 text meeting every clause), up to the limit.
+/// Ranks with memory-core's [`Ranker`], as every store does: the files searched are counted
+/// from the paths below the query's folder, and the candidates are the files whose FTS5 row
+/// holds any of the query's index terms (a superset of the hits), read with their contents.
 pub(crate) fn search_rows(
     conn: &Connection,
     ctx: &Ctx,
@@ -135,39 +123,46 @@ pub(crate) fn search_rows(
     } else {
         below(under)
     };
+    let searched = {
+        let mut stmt = conn
+            .prepare_cached("SELECT path FROM files WHERE path > ?1 AND path < ?2")
+            .map_err(|e| ctx.err(e))?;
+        let mut rows = stmt.query(params![lo, hi]).map_err(|e| ctx.err(e))?;
+        let mut searched = 0;
+        while let Some(row) = rows.next().map_err(|e| ctx.err(e))? {
+            let raw = row
+                .get_ref(0)
+                .and_then(|v| v.as_str().map_err(Into::into))
+                .map_err(|e| ctx.err(e))?;
+            if memory_path(raw).is_some_and(|path| is_searchable(&path, under)) {
+                searched += 1;
+            }
+        }
+        searched
+    };
+    let mut ranker = Ranker::new(query, searched);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT f.path, f.contents, bm25(search) AS rank
+            "SELECT f.path, f.contents
              FROM search JOIN files f ON f.rowid = search.rowid
-             WHERE search MATCH ?1 AND f.path > ?2 AND f.path < ?3
-             ORDER BY rank, f.path",
+             WHERE search MATCH ?1 AND f.path > ?2 AND f.path < ?3",
         )
         .map_err(|e| ctx.err(e))?;
     let mut rows = stmt
-        .query(params![fts_query(query.parsed()), lo, hi])
+        .query(params![query.parsed().fts5_expression(), lo, hi])
         .map_err(|e| ctx.err(e))?;
-    let mut hits = Vec::new();
-    while hits.len() < query.limit() {
-        let Some(row) = rows.next().map_err(|e| ctx.err(e))? else {
-            break;
-        };
+    while let Some(row) = rows.next().map_err(|e| ctx.err(e))? {
         let raw: String = row.get(0).map_err(|e| ctx.err(e))?;
         let Some(path) = memory_path(&raw) else {
             continue;
         };
-        if !is_searchable(&path, under) {
-            continue;
-        }
         let contents = row
             .get_ref(1)
             .and_then(|v| v.as_bytes().map_err(Into::into))
             .map_err(|e| ctx.err(e))?;
-        let Some(text) = searchable_text(contents) else {
-            continue;
-        };
-        let rank: f64 = row.get(2).map_err(|e| ctx.err(e))?;
-        hits.extend(SearchHit::from_text(path, -rank, text, query.parsed()));
+        if let Some(text) = searchable_text(contents) {
+            ranker.add(path, text);
+        }
     }
-    sort_hits(&mut hits);
-    Ok(hits)
+    Ok(ranker.finish())
 }

@@ -827,7 +827,8 @@ impl Storage for SqliteStorage {
     }
 
     /// FTS5 in the same database: first indexes any row another program changed (the
-    /// triggers marked it), then ranks with `bm25()`; lines and snippets are memory-core's.
+    /// triggers marked it), then finds the candidates in FTS5 and ranks them with
+    /// memory-core's `Ranker`, as every store ranks.
     async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
         if self.read_job(|conn, ctx| Ok(has_stale(conn, ctx)?)).await? {
             if self.inner.options.read_only {

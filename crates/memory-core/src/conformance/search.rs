@@ -167,8 +167,18 @@ pub async fn inflections_and_questions(storage: &dyn Storage) {
         "Melanie: Yeah, I painted that lake sunrise last year!",
     )
     .await;
-    put(storage, "/memories/s2.md", "John: I went running by the river.").await;
-    put(storage, "/memories/s3.md", "When did the bus come? It did not.").await;
+    put(
+        storage,
+        "/memories/s2.md",
+        "John: I went running by the river.",
+    )
+    .await;
+    put(
+        storage,
+        "/memories/s3.md",
+        "When did the bus come? It did not.",
+    )
+    .await;
     assert_eq!(
         found(storage, "When did Melanie paint a sunrise?").await,
         ["/memories/s1.md"],
@@ -199,11 +209,26 @@ pub async fn inflections_and_questions(storage: &dyn Storage) {
 /// the ones the in-memory store gives for the same files.
 pub async fn ranks_as_every_store_does(storage: &dyn Storage) {
     let files = [
-        ("/memories/people/melanie.md", "# Melanie\nPaints landscapes. Her sunrise painting won a prize.\nLikes hiking."),
-        ("/memories/log/2023-05.md", "Melanie: I painted the lake at sunrise.\nCaroline: lovely!\nMelanie: next time mountains."),
-        ("/memories/log/2023-06.md", "Caroline adopted a puppy.\nMelanie: what breed?\nCaroline: a beagle. We hiked with it."),
-        ("/memories/log/2023-07.md", "Melanie ran a marathon in July.\nShe was running for charity."),
-        ("/memories/ideas.md", "Sunrise over the mountains, painted in oils: a future project for the studio."),
+        (
+            "/memories/people/melanie.md",
+            "# Melanie\nPaints landscapes. Her sunrise painting won a prize.\nLikes hiking.",
+        ),
+        (
+            "/memories/log/2023-05.md",
+            "Melanie: I painted the lake at sunrise.\nCaroline: lovely!\nMelanie: next time mountains.",
+        ),
+        (
+            "/memories/log/2023-06.md",
+            "Caroline adopted a puppy.\nMelanie: what breed?\nCaroline: a beagle. We hiked with it.",
+        ),
+        (
+            "/memories/log/2023-07.md",
+            "Melanie ran a marathon in July.\nShe was running for charity.",
+        ),
+        (
+            "/memories/ideas.md",
+            "Sunrise over the mountains, painted in oils: a future project for the studio.",
+        ),
         ("/memories/misc.md", "nothing about any of it"),
     ];
     let reference = crate::InMemoryStorage::new();
@@ -223,8 +248,15 @@ pub async fn ranks_as_every_store_does(storage: &dyn Storage) {
         let q = query(text);
         let want = run(&reference, &q).await;
         let got = run(storage, &q).await;
-        assert!(!want.is_empty(), "conformance suite bug: {text:?} finds nothing");
-        assert_eq!(paths(&got), paths(&want), "{storage}: {text:?}: the same hits in the same order");
+        assert!(
+            !want.is_empty(),
+            "conformance suite bug: {text:?} finds nothing"
+        );
+        assert_eq!(
+            paths(&got),
+            paths(&want),
+            "{storage}: {text:?}: the same hits in the same order"
+        );
         for (g, w) in got.iter().zip(&want) {
             assert!(
                 (g.score - w.score).abs() <= 1e-9 * w.score.abs().max(1.0),
@@ -233,7 +265,12 @@ pub async fn ranks_as_every_store_does(storage: &dyn Storage) {
                 g.score,
                 w.score
             );
-            assert_eq!((&g.lines, &g.snippet), (&w.lines, &w.snippet), "{storage}: {text:?}: {}", g.path);
+            assert_eq!(
+                (&g.lines, &g.snippet),
+                (&w.lines, &w.snippet),
+                "{storage}: {text:?}: {}",
+                g.path
+            );
         }
     }
 }

@@ -370,10 +370,57 @@ impl ParsedQuery {
         terms
     }
 
+    /// The FTS5 `MATCH` expression finding the files that hold any of
+    /// [`index_terms`](Self::index_terms), for an FTS5 table that indexes
+    /// [`folded_words`](super::folded_words) with the `ascii` tokenizer (memory-sqlite's
+    /// and memory-search's): each term one quoted string (a folded word holds no quote), a
+    /// prefix starred, all OR-ed. Engine syntax in the user's text never reaches FTS5.
+    ///
+    /// ```
+    /// use memory_core::search::ParsedQuery;
+    /// let q = ParsedQuery::parse(r#"Painted "red door" cat* -blue"#).unwrap();
+    /// assert_eq!(q.fts5_expression(), r#""cat"* OR "paint"* OR "red door""#);
+    /// ```
+    pub fn fts5_expression(&self) -> String {
+        self.index_terms()
+            .iter()
+            .map(|term| match term {
+                IndexTerm::Word(word) => format!("\"{word}\""),
+                IndexTerm::Prefix(prefix) => format!("\"{prefix}\"*"),
+                IndexTerm::Phrase { words, prefix } => {
+                    let star = if *prefix { "*" } else { "" };
+                    format!("\"{}\"{star}", words.join(" "))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    }
+
     /// Whether `text` is a hit: it holds a clause, every `+` clause and no `-` clause.
     pub fn matches(&self, text: &str) -> bool {
         let words = tokenize(text);
         self.matches_tokens(&words)
+    }
+
+    /// Whether `text` holds every `+` clause and no `-` clause (whether or not it holds any
+    /// other): what a file found by other means (by meaning, in a hybrid search) must meet.
+    ///
+    /// ```
+    /// use memory_core::search::ParsedQuery;
+    /// let q = ParsedQuery::parse("dogs +cats -mice").unwrap();
+    /// assert!(q.admits("cats only"));
+    /// assert!(!q.admits("dogs only") && !q.admits("cats and mice"));
+    /// ```
+    pub fn admits(&self, text: &str) -> bool {
+        let words = tokenize(text);
+        self.clauses.iter().all(|c| {
+            let held = || (0..words.len()).any(|at| c.matches_at(&words, at));
+            match c.occur {
+                Occur::Should => true,
+                Occur::Must => held(),
+                Occur::MustNot => !held(),
+            }
+        })
     }
 
     /// [`matches`](Self::matches) over a text already tokenized.
@@ -571,7 +618,11 @@ mod tests {
         assert!(ParsedQuery::parse("cafe*").unwrap().matches("cafeteria"));
         let q = ParsedQuery::parse("painting").unwrap();
         assert!(q.matches("I painted it"));
-        assert!(!ParsedQuery::parse("\"painting\"").unwrap().matches("I painted it"));
+        assert!(
+            !ParsedQuery::parse("\"painting\"")
+                .unwrap()
+                .matches("I painted it")
+        );
         let q = ParsedQuery::parse("deploy -friday").unwrap();
         assert!(q.matches("deploy monday"));
         assert!(!q.matches("deploy friday"));

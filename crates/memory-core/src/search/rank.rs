@@ -144,6 +144,13 @@ impl<'q> Ranker<'q> {
     /// The hits, best first (ties by path), at most the query's limit: the candidates that hold
     /// every `+` clause and no `-` clause.
     pub fn finish(self) -> Vec<SearchHit> {
+        let limit = self.query.limit();
+        self.finish_at_most(limit)
+    }
+
+    /// [`finish`](Self::finish) with another limit (a fusion of several rankings takes more
+    /// of each than it returns).
+    pub fn finish_at_most(self, limit: usize) -> Vec<SearchHit> {
         let clauses = self.query.parsed().clauses();
         let count = self.candidates.len();
         if count == 0 {
@@ -164,11 +171,14 @@ impl<'q> Ranker<'q> {
             .candidates
             .into_iter()
             .filter(|cand| {
-                clauses.iter().zip(&cand.weight).all(|(c, &w)| match c.occur() {
-                    Occur::Must => w > 0.0,
-                    Occur::MustNot => w == 0.0,
-                    Occur::Should => true,
-                })
+                clauses
+                    .iter()
+                    .zip(&cand.weight)
+                    .all(|(c, &w)| match c.occur() {
+                        Occur::Must => w > 0.0,
+                        Occur::MustNot => w == 0.0,
+                        Occur::Should => true,
+                    })
             })
             .map(|cand| {
                 let norm = K1 * (1.0 - B + B * cand.length as f64 / avg);
@@ -193,7 +203,7 @@ impl<'q> Ranker<'q> {
             })
             .collect();
         super::sort_hits(&mut hits);
-        hits.truncate(self.query.limit());
+        hits.truncate(limit);
         hits
     }
 }
@@ -276,7 +286,10 @@ mod tests {
             ("two.md", "Melanie painted the sunrise"),
             ("none.md", "lunch at noon"),
         ];
-        assert_eq!(ranked("Melanie paint sunrise", &files), ["two.md", "one.md"]);
+        assert_eq!(
+            ranked("Melanie paint sunrise", &files),
+            ["two.md", "one.md"]
+        );
     }
 
     #[test]
@@ -301,11 +314,17 @@ mod tests {
             ["near.md", "far.md"]
         );
         assert_eq!(
-            ranked("deploy", &[("a.md", "we deploy"), ("deploy.md", "we deploy")]),
+            ranked(
+                "deploy",
+                &[("a.md", "we deploy"), ("deploy.md", "we deploy")]
+            ),
             ["deploy.md", "a.md"]
         );
         assert_eq!(
-            ranked("deploy", &[("a.md", "we deploy\nok"), ("b.md", "# deploy\nok")]),
+            ranked(
+                "deploy",
+                &[("a.md", "we deploy\nok"), ("b.md", "# deploy\nok")]
+            ),
             ["b.md", "a.md"]
         );
     }
