@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool};
 use memory_core::options::{StoreOptions, SyncMode};
 use memory_core::search::{
-    ParsedQuery, SearchHit, SearchQuery, is_searchable, searchable_text, sort_hits, tokenize,
+    IndexTerm, ParsedQuery, Ranker, SearchHit, SearchQuery, is_searchable, searchable_text,
+    tokenize,
 };
 use memory_core::{
     Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
@@ -93,6 +94,7 @@ struct Sql {
     count: String,
     sources: String,
     move_files: String,
+    search_scope: String,
     search: String,
     unindexed: String,
     any_unindexed: String,
@@ -164,12 +166,14 @@ impl Sql {
                  FROM unnest($2::text[], $3::text[]) AS m (source, target)
                  WHERE f.root = $1 AND f.path = m.source"
             ),
-            // Candidates in rank order; memory-core's rule then checks each.
+            // The files a search covers, counted for the ranking's idf.
+            search_scope: format!(
+                "SELECT path FROM {s}.files WHERE root = $1 AND path > $2 AND path < $3"
+            ),
+            // The candidates; memory-core's Ranker then checks and ranks each.
             search: format!(
-                "SELECT path, contents, ts_rank(words, $4::text::tsquery)::float8 AS rank
-                 FROM {s}.files
-                 WHERE root = $1 AND path > $2 AND path < $3 AND words @@ $4::text::tsquery
-                 ORDER BY rank DESC, path"
+                "SELECT path, contents FROM {s}.files
+                 WHERE root = $1 AND path > $2 AND path < $3 AND words @@ $4::text::tsquery"
             ),
             unindexed: format!(
                 "SELECT path, contents, version FROM {s}.files WHERE root = $1 AND words IS NULL"
@@ -214,7 +218,7 @@ const MAX_POSITIONS: usize = 256;
 const MAX_POSITION: usize = 16_383;
 
 /// A file's words as a tsvector literal: memory-core's folded tokens, each with its positions
-/// (for `ts_rank`); empty for content that is not UTF-8. Tokens hold only letters, digits and
+/// (kept from when `ts_rank` ranked); empty for content that is not UTF-8. Tokens hold only letters, digits and
 /// marks, so quoting them needs no escapes.
 fn tsvector(contents: &[u8]) -> String {
     let Some(text) = searchable_text(contents) else {
@@ -261,23 +265,30 @@ fn tsvector(contents: &[u8]) -> String {
     out
 }
 
-/// The tsquery that selects candidates: every token of every clause, AND-ed, a prefix clause's
-/// last token as a prefix (`'dep':*`). Phrases are then checked word for word by
-/// memory-core's rule, so positions past PostgreSQL's limit never hide a hit.
+/// The tsquery that selects candidates: the query's index terms OR-ed, a prefix as `'dep':*`,
+/// a phrase as its words AND-ed (not `<->`: positions past PostgreSQL's limit would hide a
+/// file), so the rows found are a superset of the hits. Words hold only letters, digits and
+/// marks, so quoting them needs no escapes.
 fn tsquery(parsed: &ParsedQuery) -> String {
-    let mut terms = Vec::new();
-    for clause in parsed.clauses() {
-        let last = clause.tokens().len() - 1;
-        for (i, token) in clause.tokens().iter().enumerate() {
-            let star = if clause.is_prefix() && i == last {
-                ":*"
-            } else {
-                ""
-            };
-            terms.push(format!("'{token}'{star}"));
-        }
-    }
-    terms.join(" & ")
+    let lexeme = |word: &str, prefix: bool| format!("'{word}'{}", if prefix { ":*" } else { "" });
+    parsed
+        .index_terms()
+        .iter()
+        .map(|term| match term {
+            IndexTerm::Word(word) => lexeme(word, false),
+            IndexTerm::Prefix(prefix) => lexeme(prefix, true),
+            IndexTerm::Phrase { words, prefix } => {
+                let last = words.len() - 1;
+                let all: Vec<String> = words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| lexeme(w, *prefix && i == last))
+                    .collect();
+                format!("({})", all.join(" & "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 impl PostgresStorage {
@@ -810,8 +821,9 @@ impl Storage for PostgresStorage {
     }
 
     /// The `words` column under its GIN index: first indexes the rows another program
-    /// changed (or that predate search), then ranks candidates with `ts_rank`, in pages, until
-    /// `limit` of them pass memory-core's rule; lines and snippets are memory-core's.
+    /// changed (or that predate search), then counts the files below the query's folder and
+    /// reads the rows whose words hold any of the query's index terms, in pages, into
+    /// memory-core's `Ranker`, as every store ranks.
     async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
         /// Candidates fetched per round trip.
         const PAGE: i32 = 64;
@@ -832,36 +844,49 @@ impl Storage for PostgresStorage {
         } else {
             below(under)
         };
-        let tsq = tsquery(query.parsed());
-        let tx = client.transaction().await.map_err(backend)?;
+        let root = self.root_param();
+        // One snapshot for the count and the candidates.
+        let tx = client
+            .build_transaction()
+            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(backend)?;
+        let scope = tx
+            .prepare_cached(&self.inner.sql.search_scope)
+            .await
+            .map_err(backend)?;
+        let searched = tx
+            .query(&scope, &[&root, &lo, &hi])
+            .await
+            .map_err(backend)?
+            .iter()
+            .filter(|row| {
+                self.stored_path(row.get(0))
+                    .is_ok_and(|path| is_searchable(&path, under))
+            })
+            .count();
+        let mut ranker = Ranker::new(query, searched);
         let stmt = tx
             .prepare_cached(&self.inner.sql.search)
             .await
             .map_err(backend)?;
-        let root = self.root_param();
+        let tsq = tsquery(query.parsed());
         let portal = tx
             .bind(&stmt, &[&root, &lo, &hi, &tsq])
             .await
             .map_err(backend)?;
-        let mut hits = Vec::new();
-        'pages: loop {
+        loop {
             let rows = tx.query_portal(&portal, PAGE).await.map_err(backend)?;
             let last_page = rows.len() < PAGE as usize;
             for row in rows {
                 let Ok(path) = self.stored_path(row.get(0)) else {
                     continue;
                 };
-                if !is_searchable(&path, under) {
-                    continue;
-                }
                 let contents: Vec<u8> = row.get(1);
-                let Some(text) = searchable_text(&contents) else {
-                    continue;
-                };
-                let rank: f64 = row.get(2);
-                hits.extend(SearchHit::from_text(path, rank, text, query.parsed()));
-                if hits.len() >= query.limit() {
-                    break 'pages;
+                if let Some(text) = searchable_text(&contents) {
+                    ranker.add(path, text);
                 }
             }
             if last_page {
@@ -869,8 +894,7 @@ impl Storage for PostgresStorage {
             }
         }
         tx.commit().await.map_err(backend)?;
-        sort_hits(&mut hits);
-        Ok(hits)
+        Ok(ranker.finish())
     }
 
     /// One `UPDATE` of the row's `modified` (content and version unchanged).
