@@ -15,10 +15,14 @@ use crate::store_args::{Access, StoreArgs};
 const SEARCH_AFTER_HELP: &str = concat!(
     "\
 Query syntax:
-  words             every word must be in the file (AND), in any case; accents
-                    do not matter (cafe finds Café)
-  \"exact phrase\"    the words next to each other, in this order
+  words             plain words or a whole question; no word is required: files
+                    holding more of them (rarer ones weigh more) rank first;
+                    words match their other forms (paint finds painted), case
+                    and accents do not matter (cafe finds Café), and stop words
+                    (the, when, did) are ignored
+  \"exact phrase\"    exactly these words next to each other, in this order
   deploy*           any word that starts with deploy (deploys, deployment)
+  +word  -word      a word every hit must hold / no hit may hold (+\"a phrase\")
 Hidden files and folders (names starting with `.`) and node_modules are not
 searched, as `view` leaves them out; files that are not UTF-8 text neither.
 
@@ -32,7 +36,7 @@ memory tool's `view` numbers them) and a snippet holding the match:
   {\"query\": \"rollback\", \"results\": [{\"path\": \"/memories/ops/deploy.md\",
    \"score\": 2.41, \"lines\": [3, 7], \"snippet\": \"Roll back with ...\"}]}
 
-Scores rank the hits of one search; each backend scores on its own scale.
+Scores rank the hits of one search; every backend scores alike.
 A query that cannot be parsed (an unclosed quote, a lone `*`) exits 2.
 
 ",

@@ -211,16 +211,17 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
     /// The files that meet a keyword query, best first, at most `query.limit()`.
     ///
     /// # Behavior
-    /// - a hit holds every word of the query, each phrase word for word, each `prefix*` as the
-    ///   start of a word, compared as [`search::tokenize`] folds words (case and diacritics
-    ///   do not matter);
+    /// - a hit holds at least one clause of the query, every `+` clause and no `-` clause
+    ///   (see [`search::ParsedQuery`]): a plain word by its English stem, a phrase word for
+    ///   word, a `prefix*` as the start of a word, compared as [`search::tokenize`] folds
+    ///   words (case and diacritics do not matter);
     /// - only files strictly below `query.under()` (whole segments) that
     ///   [`search::is_searchable`] admits (no hidden name, no `node_modules`), and only UTF-8
     ///   content;
     /// - a file's current content only: words overwritten or deleted are gone, a renamed
     ///   file is found at its new path, on the next search;
-    /// - each hit's `lines` and `snippet` are [`search::excerpt`]'s; hits are ranked by
-    ///   relevance (BM25 or the engine's equivalent), ties by path;
+    /// - hits, their scores, `lines` and `snippet` are those a [`search::Ranker`] gives over
+    ///   the files searched (the same on every backend), best first, ties by path;
     /// - nothing matches → an empty list; an engine that refuses a query it was given →
     ///   [`Error::InvalidQuery`].
     ///

@@ -1,5 +1,5 @@
 //! Search on PostgreSQL: a `words` tsvector written in each write's statement, under a GIN
-//! index, ranked with `ts_rank`; rows another program changes are indexed before the next
+//! index, ranked by memory-core's Ranker; rows another program changes are indexed before the next
 //! search. Runs against the real server (scripts/pg-test-server.sh).
 
 mod common;
@@ -145,7 +145,7 @@ async fn rows_changed_by_another_program_are_found_on_the_next_search() {
 }
 
 #[tokio::test]
-async fn roots_do_not_see_each_other_and_hits_rank_by_ts_rank() {
+async fn roots_do_not_see_each_other_and_hits_rank_as_every_store_ranks() {
     let schema = common::unique("search");
     let a = common::open(&format!("schema={schema}&root=a")).await;
     let b = common::open(&format!("schema={schema}&root=b")).await;
