@@ -13,7 +13,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
 
 use memory_core::search::folded_words;
 
-use crate::error::IndexError;
+use crate::error::{IndexError, LinkedIndex};
 
 /// The schema this build writes; an index with another is rebuilt.
 pub(crate) const SCHEMA: &str = "memory-search 1";
@@ -60,6 +60,22 @@ impl IndexLocation {
         let digest = sha2::Sha256::digest(identity.as_bytes());
         let name = format!("{}.sqlite3", &hex::encode(digest)[..32]);
         IndexLocation::File(cache_root.join("memory").join("search").join(name))
+    }
+}
+
+impl IndexLocation {
+    /// Deletes the index at this location: the file and its `-wal`, `-shm` and `-journal`
+    /// companions (a link among them is removed, never followed); nothing for
+    /// [`IndexLocation::Memory`] or an index that does not exist. For when the store's words
+    /// must leave the disk, e.g. once the store is encrypted (`memory rekey
+    /// --encrypt-plaintext`): an encrypted store keeps no index, and the next search of the
+    /// store unencrypted builds a new one.
+    ///
+    /// # Errors
+    /// [`memory_core::Error::Backend`] when a file cannot be removed (its permissions, a
+    /// read-only file system).
+    pub fn discard(&self) -> memory_core::Result<()> {
+        Index::discard(self).map_err(Into::into)
     }
 }
 
@@ -163,17 +179,28 @@ impl Index {
                 Connection::open_in_memory().map_err(IndexError::sql("open"))?
             }
             IndexLocation::File(path) => {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    create_private_dir(dir)?;
-                }
+                let real = unlinked_path(path)?;
+                // NOFOLLOW: SQLite refuses a link anywhere in the path (the folders above the
+                // index folder are resolved by `unlinked_path`), so a link put at the folder
+                // or the file after the checks is refused too.
                 let conn = Connection::open_with_flags(
-                    path,
+                    &real,
                     OpenFlags::SQLITE_OPEN_READ_WRITE
                         | OpenFlags::SQLITE_OPEN_CREATE
-                        | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                        | OpenFlags::SQLITE_OPEN_NOFOLLOW,
                 )
-                .map_err(IndexError::sql("open"))?;
-                make_private(path)?;
+                .map_err(|source| {
+                    if is_link_refusal(&source) {
+                        IndexError::Link(LinkedIndex::new(path.clone()))
+                    } else {
+                        IndexError::Sql {
+                            operation: "open",
+                            source,
+                        }
+                    }
+                })?;
+                make_private(&real)?;
                 conn
             }
         };
@@ -209,15 +236,14 @@ impl Index {
         let IndexLocation::File(path) = location else {
             return Ok(());
         };
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut name = path.as_os_str().to_owned();
-            name.push(suffix);
-            match std::fs::remove_file(PathBuf::from(name)) {
+        for suffix in COMPANIONS {
+            // Removes a link itself, never what it points to.
+            match std::fs::remove_file(with_suffix(path, suffix)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(source) => {
                     return Err(IndexError::Io {
-                        operation: "remove the damaged index",
+                        operation: "remove the index files",
                         source,
                     });
                 }
@@ -662,6 +688,83 @@ fn read_meta(conn: &Connection, key: &str) -> Result<Option<String>, IndexError>
 /// (`0` follows `/`).
 fn prefix_range(dir: &str) -> (String, String) {
     (format!("{dir}/"), format!("{dir}0"))
+}
+
+/// The suffixes of the index file's companions SQLite creates beside it.
+const COMPANIONS: [&str; 4] = ["", "-wal", "-shm", "-journal"];
+
+/// Checks that neither the index folder nor the index file (nor its `-wal`, `-shm` and
+/// `-journal` companions) is a symbolic link, creating the folder if missing, and returns the
+/// file's path with the folders above the index folder resolved (on Unix), for an open with
+/// `SQLITE_OPEN_NOFOLLOW`, which refuses a link anywhere in the path. The folders above the
+/// index folder (the store's own path) may be links: they are the user's to choose; the index
+/// folder and its files are the index's own, and a link there would send the memories' text
+/// outside the store.
+fn unlinked_path(path: &Path) -> Result<PathBuf, IndexError> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    refuse_link(dir)?;
+    create_private_dir(dir)?;
+    // Created by another process meanwhile, as a link?
+    refuse_link(dir)?;
+    for suffix in COMPANIONS {
+        refuse_link(&with_suffix(path, suffix))?;
+    }
+    resolved_above(dir, path)
+}
+
+/// `path` (a file in `dir`) with `dir`'s parent folders resolved to their real location.
+#[cfg(unix)]
+fn resolved_above(dir: &Path, path: &Path) -> Result<PathBuf, IndexError> {
+    let (Some(name), Some(file)) = (dir.file_name(), path.file_name()) else {
+        return Ok(path.to_owned());
+    };
+    let above = match dir.parent() {
+        Some(above) if !above.as_os_str().is_empty() => above,
+        _ => Path::new("."),
+    };
+    let above = std::fs::canonicalize(above).map_err(|source| IndexError::Io {
+        operation: "find the index folder",
+        source,
+    })?;
+    Ok(above.join(name).join(file))
+}
+
+/// Elsewhere (Windows) SQLite's `NOFOLLOW` is not applied; the path is used as given, after
+/// the link checks.
+#[cfg(not(unix))]
+fn resolved_above(_dir: &Path, path: &Path) -> Result<PathBuf, IndexError> {
+    Ok(path.to_owned())
+}
+
+/// `path` with `suffix` appended to its file name (`index.sqlite3-wal`).
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Refuses `path` when it is a symbolic link (not following it to look); a missing path is
+/// fine.
+fn refuse_link(path: &Path) -> Result<(), IndexError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(IndexError::Link(LinkedIndex::new(path))),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(IndexError::Io {
+            operation: "inspect the index's files",
+            source,
+        }),
+    }
+}
+
+/// Whether SQLite refused to open the file because of a symbolic link in its path
+/// (`SQLITE_CANTOPEN_SYMLINK`, from `SQLITE_OPEN_NOFOLLOW`).
+fn is_link_refusal(e: &rusqlite::Error) -> bool {
+    const CANTOPEN_SYMLINK: std::ffi::c_int = rusqlite::ffi::SQLITE_CANTOPEN | (6 << 8);
+    matches!(e, rusqlite::Error::SqliteFailure(failure, _) if failure.extended_code == CANTOPEN_SYMLINK)
 }
 
 /// Creates the index folder (and its parents) with mode 0700 on unix, readable by its owner

@@ -9,5 +9,6 @@ mod indexed;
 #[cfg(feature = "semantic")]
 pub mod semantic;
 
+pub use error::LinkedIndex;
 pub use index::{INDEX_DIR, INDEX_FILE, IndexLocation, user_cache_dir};
 pub use indexed::{IndexOptions, Indexed, Refresh};
