@@ -70,6 +70,13 @@ pub(crate) enum SqliteError {
         #[source]
         source: rusqlite::Error,
     },
+    /// The write-ahead log could not be emptied (`wal_checkpoint(TRUNCATE)`) because another
+    /// connection was reading the database: its older pages may still hold what was deleted.
+    #[error(
+        "could not empty the write-ahead log of {path}: another connection (another program \
+         with the store open) kept reading it; close it and try again"
+    )]
+    CheckpointBusy { path: PathBuf },
     /// Any other SQLite failure.
     #[error("SQLite failed on {path}: {source}")]
     Sqlite {
@@ -123,6 +130,7 @@ impl SqliteError {
         matches!(
             self,
             SqliteError::Busy { .. }
+                | SqliteError::CheckpointBusy { .. }
                 | SqliteError::Batch {
                     retryable: true,
                     ..
