@@ -40,7 +40,7 @@ use std::path::PathBuf;
 
 use memory_core::{MemoryPath, Storage};
 pub use memory_runner::store::{
-    OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes,
+    OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes, discard_search_index,
 };
 
 /// `raw` with a leading `~` of its path replaced by the home directory, for every store URL

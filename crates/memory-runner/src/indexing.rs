@@ -188,6 +188,29 @@ pub(crate) fn wrap(
     Ok(Arc::new(Indexed::new(store, index)))
 }
 
+/// Deletes the index files a folder or S3 store may have: at the automatic location and at
+/// the one `search_index` names (the store may have been opened either way before).
+pub(crate) fn discard(url: &StoreUrl, options: &OpenOptions) -> Result<(), OpenError> {
+    if !indexed_scheme(url.scheme()) {
+        return Ok(());
+    }
+    let (url, options, asked) = take(url, options)?;
+    let identity = identity(&url, &options)?;
+    let mut locations = vec![auto_location(&url, &options, &identity)?];
+    if let Choice::File(path) = asked.choice {
+        locations.push(IndexLocation::File(path));
+    }
+    for location in locations {
+        location
+            .discard()
+            .map_err(|source| OpenError::IndexNotDiscarded {
+                url: url.to_string(),
+                source,
+            })?;
+    }
+    Ok(())
+}
+
 /// The store's identity, recorded in the index: empty for a folder store (its index lies in
 /// its own folder), `endpoint|bucket|prefix` for S3.
 fn identity(url: &StoreUrl, options: &OpenOptions) -> Result<String, OpenError> {

@@ -33,8 +33,8 @@ pub use search_tool::SearchTool;
 #[cfg(feature = "stores")]
 pub use store::open_mount;
 pub use store::{
-    BoxError, OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes, open,
-    open_url, open_with,
+    BoxError, OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes,
+    discard_search_index, open, open_url, open_with,
 };
 pub use stores::STORE_API_KEY_VAR;
 

@@ -250,6 +250,20 @@ pub enum OpenError {
         /// The key the store's key-check record (or first file) names, when it could be read.
         key_id: Option<String>,
     },
+    /// The store's persistent search index could not be deleted
+    /// ([`discard_search_index`](crate::store::discard_search_index)); it may still hold the
+    /// words of the store's files.
+    #[error(
+        "cannot delete the search index of store `{url}` (it may still hold the words of the \
+         store's files): {source}"
+    )]
+    IndexNotDiscarded {
+        /// The store asked for.
+        url: String,
+        /// What failed.
+        #[source]
+        source: memory_core::Error,
+    },
     /// The encryption key file could not be used.
     #[error("cannot use the encryption key: {reason}")]
     KeyFile {

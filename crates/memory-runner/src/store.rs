@@ -99,6 +99,63 @@ pub async fn open_url(
     Ok(Arc::new(memory_core::ReadOnly::new(store)))
 }
 
+/// Deletes the persistent search index of the store `url` names, and every word of its files
+/// it held: for a store that has just been encrypted (an encrypted store keeps no index; its
+/// search scans its decrypted reads in memory), as `memory rekey` does.
+///
+/// - a folder store (feature `search-index`): the side index beside `memories/`
+///   (`.memory-search/index.sqlite3` and its `-wal`, `-shm`, `-journal`), and the file a
+///   `search_index=PATH` option names;
+/// - an S3 store (feature `search-index`): its cache file under the user's cache folder (with
+///   [`OpenOptions::with_environment`], as [`open_url`] places it), and the file a
+///   `search_index=PATH` option names;
+/// - a SQLite store: its FTS5 table is emptied and the database scrubbed (see
+///   `memory_sqlite::SqliteStorage::clear_search_index`);
+/// - other stores have no index of the files' words outside what they store (PostgreSQL's
+///   search reads the rows): nothing to do.
+///
+/// Opens the store (a SQLite file) but not through encryption: call it with the options the
+/// store is opened with, minus the key.
+///
+/// # Errors
+/// [`OpenError`] when the URL or its options are refused, the SQLite store cannot be opened
+/// or cleared (e.g. another program keeps reading it: [`OpenError::IndexNotDiscarded`], close
+/// it and try again), or an index file cannot be removed.
+pub async fn discard_search_index(url: &StoreUrl, options: &OpenOptions) -> Result<(), OpenError> {
+    match url.scheme() {
+        #[cfg(feature = "sqlite")]
+        Scheme::Sqlite => {
+            let (owned, given) = (url.clone(), options.store_options.clone());
+            let store = tokio::task::spawn_blocking(move || {
+                memory_sqlite::SqliteStorage::from_url(owned.as_str(), given)
+            })
+            .await
+            .map_err(|e| OpenError::Backend {
+                url: url.to_string(),
+                source: memory_core::Error::backend("open", e),
+            })?
+            .map_err(|source| OpenError::Open {
+                url: url.to_string(),
+                source: Box::new(source),
+            })?;
+            let cleared = store.clear_search_index().await;
+            // Closing joins the writer thread: blocking work.
+            let _ = tokio::task::spawn_blocking(move || drop(store)).await;
+            cleared.map_err(|source| OpenError::IndexNotDiscarded {
+                url: url.to_string(),
+                source,
+            })
+        }
+        #[cfg(feature = "search-index")]
+        _ => crate::indexing::discard(url, options),
+        #[cfg(not(feature = "search-index"))]
+        _ => {
+            let _ = options;
+            Ok(())
+        }
+    }
+}
+
 /// The options of a read-only open: a search side index, unless one is named, is kept in
 /// memory, so that searching writes no index file into the store's folder.
 fn read_only_options(url: &StoreUrl, options: &OpenOptions) -> OpenOptions {

@@ -2,8 +2,10 @@
 
 use memory_encrypted::{Encrypted, EncryptionError, Keyring, RekeyOptions};
 
+use memory_cli::store_url::{self, OpenOptions, StoreUrl};
+
 use super::progress::Progress;
-use super::{Exit, Failure, Outcome, StoreArgs};
+use super::{Exit, Failure, Outcome, StoreArgs, error_chain};
 use crate::store_args::open_inner_store;
 
 /// Arguments of `memory rekey`.
@@ -18,7 +20,9 @@ Rotating a key without downtime:
   3. memory rekey --store URL --encryption-key-file new.key --old-key-file old.key
   4. when it reports every file done, old.key can be retired.
 Rekey is resumable: files already under the new key are skipped, so after an interruption
-run it again. Edits made while it runs are kept (each file is replaced by compare-and-swap).
+run it again. It then deletes the store's search index (a folder's side index, an S3 store's
+cache file, a SQLite store's word index, scrubbed from the file): an encrypted store keeps
+none, and one built while the store was plaintext holds its words. Edits made while it runs are kept (each file is replaced by compare-and-swap).
 A file it cannot re-encrypt (plaintext, unknown key, damaged) is named and left as it is; the
 exit status is then 1.", "\n\n", exit_status_help!()))]
 pub(crate) struct RekeyArgs {
@@ -64,6 +68,12 @@ pub(crate) async fn run(args: RekeyArgs) -> Outcome {
     if let Some(bar) = progress.as_mut() {
         bar.finish();
     }
+    // The store is encrypted now, and an encrypted store keeps no search index: delete the
+    // one it had as plaintext (a folder's side index, an S3 store's cache file, SQLite's FTS5
+    // table), which still holds the words of its files. Closed first, so that a SQLite file
+    // can be scrubbed.
+    drop(store);
+    discard_index(args.store.url()).await?;
     for (path, err) in &report.failed {
         eprintln!("memory: cannot rekey {path}: {}", reason(err));
     }
@@ -89,6 +99,26 @@ pub(crate) async fn run(args: RekeyArgs) -> Outcome {
             ),
         ))
     }
+}
+
+/// Deletes the store's persistent search index and the words it held (see
+/// [`store_url::discard_search_index`]), with the options the store was opened with.
+async fn discard_index(url: &str) -> Outcome {
+    let parsed: StoreUrl = url
+        .parse()
+        .map_err(|e| Failure::new(Exit::Usage, format!("invalid store URL `{url}`: {e}")))?;
+    let options = OpenOptions::new().with_environment();
+    store_url::discard_search_index(&parsed, &options)
+        .await
+        .map_err(|e| {
+            Failure::new(
+                Exit::Failed,
+                format!(
+                    "{}; the files are encrypted, but run rekey again to delete the index",
+                    error_chain(&e)
+                ),
+            )
+        })
 }
 
 /// Why one file could not be rekeyed: the envelope's own error (it names no host path), or
