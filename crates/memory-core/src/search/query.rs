@@ -187,6 +187,18 @@ impl Clause {
             .collect()
     }
 
+    /// A plain word, matched by its stem.
+    fn word(word: String, occur: Occur) -> Clause {
+        let stemmed = Some(StemProbe::new(&word));
+        Clause {
+            tokens: vec![word],
+            prefix: false,
+            quoted: false,
+            occur,
+            stemmed,
+        }
+    }
+
     /// Whether the clause is a plain stop word (dropped from a query that has other words).
     fn is_plain_stop_word(&self) -> bool {
         self.occur == Occur::Should && self.stemmed.is_some() && is_stop_word(&self.tokens[0])
@@ -310,15 +322,38 @@ impl ParsedQuery {
                     // Punctuation alone (`-`, `&`) searches for nothing; skip it.
                     continue;
                 }
-                let tokens: Vec<String> = tokens.into_iter().map(|t| t.text).collect();
-                let stemmed = (tokens.len() == 1 && !prefix).then(|| StemProbe::new(&tokens[0]));
-                clauses.push(Clause {
-                    tokens,
-                    prefix,
-                    quoted: false,
-                    occur,
-                    stemmed,
-                });
+                let mut tokens: Vec<String> = tokens.into_iter().map(|t| t.text).collect();
+                if tokens.len() > 1 && !prefix {
+                    // A word the tokenizer splits is a phrase (`e-mail`, `v1.2`), unless all
+                    // but one of its pieces are stop words: a possessive or a contraction
+                    // (`Caroline's` → `caroline`, `didn't` → `didn`) is that one word.
+                    let content: Vec<&String> =
+                        tokens.iter().filter(|t| !is_stop_word(t)).collect();
+                    match content.as_slice() {
+                        [one] => tokens = vec![(*one).clone()],
+                        [] => {
+                            // Stop words only (`it's`): each a word of its own, dropped
+                            // unless the query has nothing else.
+                            for token in tokens {
+                                clauses.push(Clause::word(token, occur));
+                            }
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
+                if tokens.len() == 1 && !prefix {
+                    let word = tokens.remove(0);
+                    clauses.push(Clause::word(word, occur));
+                } else {
+                    clauses.push(Clause {
+                        tokens,
+                        prefix,
+                        quoted: false,
+                        occur,
+                        stemmed: None,
+                    });
+                }
             }
             // The text is at most MAX_QUERY_BYTES, so this holds a few hundred clauses at
             // most before stop words go.
@@ -541,7 +576,11 @@ mod tests {
         );
         assert_eq!(clauses("depl*"), ["depl*"]);
         assert_eq!(clauses("e-mail v1.2*"), ["\"e mail\"", "\"v1 2*\""]);
-        assert_eq!(clauses("a\"b c\"d"), ["\"b c\"", "d"]);
+        // Possessives and contractions are their one content word.
+        assert_eq!(clauses("Caroline's new dog's"), ["caroline", "new", "dog"]);
+        assert_eq!(clauses("it's Zoë's"), ["zoe"]);
+        assert_eq!(clauses("it's"), ["it", "s"]);
+        assert_eq!(clauses("x\"b c\"y"), ["x", "\"b c\"", "y"]);
         assert_eq!(clauses("東京 Zoë"), ["東京", "zoe"]);
         // Punctuation alone next to real words is no clause.
         assert_eq!(clauses("deploy - & key"), ["deploy", "key"]);
@@ -552,8 +591,8 @@ mod tests {
     #[test]
     fn signs_and_stop_words() {
         assert_eq!(
-            clauses(r#"+deploy -friday +"red door" -pre* a-b"#),
-            ["+deploy", "-friday", "+\"red door\"", "-pre*", "\"a b\""]
+            clauses(r#"+deploy -friday +"red door" -pre* x-y"#),
+            ["+deploy", "-friday", "+\"red door\"", "-pre*", "\"x y\""]
         );
         // A sign alone, doubled or before a space is punctuation.
         assert_eq!(clauses("+ x - y ++z --w"), ["x", "y", "z", "w"]);
