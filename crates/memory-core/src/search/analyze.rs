@@ -248,6 +248,12 @@ impl StemProbe {
     ///
     /// [`index_terms`]: StemProbe::index_terms
     pub(crate) fn matches(&self, word: &str) -> bool {
+        // Every word this probe matches begins as the query's word does (the prefix is a
+        // prefix of the stem, which begins as the word; a listed form begins with the stem):
+        // one byte compared turns most words away before any longer comparison.
+        if word.as_bytes().first() != self.folded.as_bytes().first() {
+            return false;
+        }
         if word == self.folded {
             return true;
         }

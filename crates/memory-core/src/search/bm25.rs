@@ -7,13 +7,13 @@ use super::SearchHit;
 use super::query::SearchQuery;
 use super::rank::Ranker;
 use super::text::is_searchable;
-use super::tokenize::{Token, tokenize};
+use super::words::Words;
 use crate::MemoryPath;
 
 #[derive(Debug, Clone)]
 struct Doc {
     text: String,
-    words: Vec<Token>,
+    words: Words,
 }
 
 /// Documents by path, ranked for a [`SearchQuery`] by the shared [`Ranker`] (BM25F with
@@ -46,7 +46,7 @@ impl Bm25Index {
 
     /// Adds a file's text, replacing what the index held for that path.
     pub fn insert(&mut self, path: MemoryPath, text: String) {
-        let words = tokenize(&text);
+        let words = Words::of(&text);
         self.docs.insert(path, Doc { text, words });
     }
 
@@ -102,7 +102,7 @@ impl Bm25Index {
             .collect();
         let mut ranker = Ranker::new(query, scope.len());
         for (path, doc) in scope {
-            ranker.add_tokens(path.clone(), &doc.text, &doc.words);
+            ranker.add_words(path.clone(), &doc.text, &doc.words);
         }
         ranker.finish()
     }

@@ -42,6 +42,7 @@ mod rank;
 mod text;
 mod tokenize;
 mod tool;
+mod words;
 
 use std::cmp::Ordering;
 

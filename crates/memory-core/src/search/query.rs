@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::analyze::{StemProbe, is_stop_word};
 use super::tokenize::{Token, tokenize};
+use super::words::Words;
 use crate::MemoryPath;
 
 /// Longest query text, in bytes.
@@ -167,21 +168,31 @@ impl Clause {
         if let Some(probe) = &self.stemmed {
             return probe.matches(word);
         }
+        let want = self.tokens[i].as_str();
+        // One byte first: most words differ there.
+        if word.as_bytes().first() != want.as_bytes().first() {
+            return false;
+        }
         if self.prefix && i + 1 == self.tokens.len() {
-            word.starts_with(self.tokens[i].as_str())
+            word.starts_with(want)
         } else {
-            word == self.tokens[i]
+            word == want
         }
     }
 
     /// Whether the clause matches the words starting at `at`.
-    pub(crate) fn matches_at(&self, words: &[Token], at: usize) -> bool {
+    pub(crate) fn matches_at(&self, words: &Words, at: usize) -> bool {
         words.len() >= at + self.tokens.len()
-            && (0..self.tokens.len()).all(|i| self.token_matches(i, &words[at + i].text))
+            && (0..self.tokens.len()).all(|i| self.token_matches(i, words.word(at + i)))
     }
 
-    /// The token indices where the clause occurs in `words`.
-    pub(crate) fn occurrences(&self, words: &[Token]) -> Vec<usize> {
+    /// Whether the clause occurs in `words`.
+    pub(crate) fn holds(&self, words: &Words) -> bool {
+        (0..words.len()).any(|at| self.matches_at(words, at))
+    }
+
+    /// The word indices where the clause occurs in `words`.
+    pub(crate) fn occurrences(&self, words: &Words) -> Vec<usize> {
         (0..words.len())
             .filter(|&at| self.matches_at(words, at))
             .collect()
@@ -433,8 +444,7 @@ impl ParsedQuery {
 
     /// Whether `text` is a hit: it holds a clause, every `+` clause and no `-` clause.
     pub fn matches(&self, text: &str) -> bool {
-        let words = tokenize(text);
-        self.matches_tokens(&words)
+        self.matches_words(&Words::of(text))
     }
 
     /// Whether `text` holds every `+` clause and no `-` clause (whether or not it holds any
@@ -447,23 +457,24 @@ impl ParsedQuery {
     /// assert!(!q.admits("dogs only") && !q.admits("cats and mice"));
     /// ```
     pub fn admits(&self, text: &str) -> bool {
-        let words = tokenize(text);
-        self.clauses.iter().all(|c| {
-            let held = || (0..words.len()).any(|at| c.matches_at(&words, at));
-            match c.occur {
-                Occur::Should => true,
-                Occur::Must => held(),
-                Occur::MustNot => !held(),
-            }
+        let words = Words::of(text);
+        self.clauses.iter().all(|c| match c.occur {
+            Occur::Should => true,
+            Occur::Must => c.holds(&words),
+            Occur::MustNot => !c.holds(&words),
         })
     }
 
     /// [`matches`](Self::matches) over a text already tokenized.
     pub fn matches_tokens(&self, words: &[Token]) -> bool {
-        let holds = |c: &Clause| (0..words.len()).any(|at| c.matches_at(words, at));
+        self.matches_words(&Words::from_tokens(words))
+    }
+
+    /// [`matches`](Self::matches) over a text's [`Words`].
+    pub(crate) fn matches_words(&self, words: &Words) -> bool {
         let mut any = false;
         for clause in &self.clauses {
-            let held = holds(clause);
+            let held = clause.holds(words);
             match clause.occur {
                 Occur::Should => any |= held,
                 Occur::Must if !held => return false,

@@ -25,7 +25,8 @@
 use super::SearchHit;
 use super::query::{Occur, SearchQuery};
 use super::text::{excerpt_at, is_searchable};
-use super::tokenize::{Token, tokenize};
+use super::tokenize::Token;
+use super::words::Words;
 use crate::MemoryPath;
 
 /// BM25's term-frequency saturation.
@@ -95,12 +96,16 @@ impl<'q> Ranker<'q> {
     /// Considers a file: one that holds none of the query's clauses (or is not searched by
     /// it) is left out, so a backend may hand over more files than match.
     pub fn add(&mut self, path: MemoryPath, text: &str) {
-        let words = tokenize(text);
-        self.add_tokens(path, text, &words);
+        self.add_words(path, text, &Words::of(text));
     }
 
-    /// [`add`](Self::add) with the text already tokenized (by [`tokenize`]).
-    pub fn add_tokens(&mut self, path: MemoryPath, text: &str, words: &[Token]) {
+    /// [`add`](Self::add) with the text already tokenized (by [`tokenize`](super::tokenize)).
+    pub fn add_tokens(&mut self, path: MemoryPath, text: &str, tokens: &[Token]) {
+        self.add_words(path, text, &Words::from_tokens(tokens));
+    }
+
+    /// [`add`](Self::add) with the text's [`Words`] made already.
+    pub(crate) fn add_words(&mut self, path: MemoryPath, text: &str, words: &Words) {
         if !is_searchable(&path, self.query.under()) {
             return;
         }
@@ -114,7 +119,7 @@ impl<'q> Ranker<'q> {
             return;
         }
         let headings = heading_words(text, words);
-        let path_words = tokenize(path.relative());
+        let path_words = Words::of(path.relative());
         let weight: Vec<f64> = clauses
             .iter()
             .zip(&found)
@@ -210,14 +215,14 @@ impl<'q> Ranker<'q> {
 
 /// For each word of `text`, whether it stands on a heading line (one whose first non-blank
 /// character is `#`).
-fn heading_words(text: &str, words: &[Token]) -> Vec<bool> {
+fn heading_words(text: &str, words: &Words) -> Vec<bool> {
     let line_end = |from: usize| text[from..].find('\n').map_or(text.len(), |i| from + i);
     let is_heading = |start: usize, end: usize| text[start..end].trim_start().starts_with('#');
     let mut marks = Vec::with_capacity(words.len());
     let mut end = line_end(0);
     let mut heading = is_heading(0, end);
-    for word in words {
-        while word.start > end {
+    for i in 0..words.len() {
+        while words.start(i) > end {
             let start = end + 1;
             end = line_end(start);
             heading = is_heading(start, end);
@@ -332,7 +337,7 @@ mod tests {
     #[test]
     fn headings_are_the_lines_starting_with_a_hash() {
         let text = "# Title words\nbody words\n  ## Sub\nlast";
-        let words = tokenize(text);
+        let words = Words::of(text);
         assert_eq!(
             heading_words(text, &words),
             [true, true, false, false, true, false]

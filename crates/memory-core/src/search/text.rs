@@ -1,7 +1,8 @@
 //! What is searchable, and what a hit shows: its line numbers and a snippet.
 
 use super::query::ParsedQuery;
-use super::tokenize::{Token, tokenize};
+use super::tokenize::Token;
+use super::words::Words;
 use crate::MemoryPath;
 
 /// Most line numbers one hit lists.
@@ -69,13 +70,16 @@ pub struct Excerpt {
 /// assert!(excerpt("nothing here", &q).is_none());
 /// ```
 pub fn excerpt(text: &str, query: &ParsedQuery) -> Option<Excerpt> {
-    let words = tokenize(text);
-    excerpt_tokens(text, &words, query)
+    excerpt_words(text, &Words::of(text), query)
 }
 
 /// [`excerpt`] over a text already tokenized (with [`tokenize`]).
 pub fn excerpt_tokens(text: &str, words: &[Token], query: &ParsedQuery) -> Option<Excerpt> {
-    if !query.matches_tokens(words) {
+    excerpt_words(text, &Words::from_tokens(words), query)
+}
+
+fn excerpt_words(text: &str, words: &Words, query: &ParsedQuery) -> Option<Excerpt> {
+    if !query.matches_words(words) {
         return None;
     }
     let found: Vec<Vec<usize>> = query
@@ -93,7 +97,7 @@ pub fn excerpt_tokens(text: &str, words: &[Token], query: &ParsedQuery) -> Optio
 }
 
 /// The lines and snippet of a text whose clause `c` occurs at the word indices `found[c]`.
-pub(crate) fn excerpt_at(text: &str, words: &[Token], found: &[Vec<usize>]) -> Excerpt {
+pub(crate) fn excerpt_at(text: &str, words: &Words, found: &[Vec<usize>]) -> Excerpt {
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
@@ -104,7 +108,7 @@ pub(crate) fn excerpt_at(text: &str, words: &[Token], found: &[Vec<usize>]) -> E
     let mut marks: Vec<(usize, usize, usize)> = Vec::new();
     for (c, at_words) in found.iter().enumerate() {
         for &at in at_words {
-            let offset = words[at].start;
+            let offset = words.start(at);
             marks.push((line_of(offset), c, offset));
         }
     }
