@@ -1,5 +1,5 @@
 //! Local semantic search (feature `semantic`): a static embedding model read from a folder the
-//! user supplies, and hybrid ranking by reciprocal rank fusion with the keyword list.
+//! user supplies, and hybrid ranking: the keyword list's scores mixed with similarity.
 //!
 //! # The model folder
 //!
@@ -26,9 +26,13 @@
 //!
 //! # Ranking
 //!
-//! [`hybrid`] fuses the keyword list (memory-core's ranking, as without this feature) with the files
-//! nearest to the query by cosine similarity, each file scoring `Σ 1 / (60 + rank)` over the
-//! lists it is in (reciprocal rank fusion, k = 60). A file found by meaning only may hold none
+//! [`hybrid`] fuses the keyword list (memory-core's ranking, as without this feature) with the
+//! files nearest to the query by cosine similarity: each file scores
+//! `0.8 · keyword / best keyword + 0.2 · (similarity − lowest) / (highest − lowest)` over the
+//! lists it is in ([`KEYWORD_SHARE`] = 0.8; each list's top [`FUSION_DEPTH`]). Scores, not
+//! ranks, are mixed: a static embedding of a whole file is a weak signal, and reciprocal rank
+//! fusion (which weighs the two lists' ranks alike) made the evaluation set's figures worse
+//! than keyword search alone (BENCHMARKS.md). A file found by meaning only may hold none
 //! of the query's words: its snippet is then its first line. It must still hold every `+`
 //! clause and no `-` clause.
 //!
@@ -45,8 +49,8 @@ use sha2::Digest;
 use crate::error::IndexError;
 use crate::index::Index;
 
-/// The `k` of reciprocal rank fusion.
-pub const RRF_K: f64 = 60.0;
+/// How much the keyword list weighs in a hybrid score (the meaning list weighs the rest).
+pub const KEYWORD_SHARE: f64 = 0.8;
 /// How many files each list contributes to the fusion, at least (or the query's limit, if
 /// larger).
 pub const FUSION_DEPTH: usize = 50;
@@ -406,7 +410,7 @@ fn f16_to_f32(h: u16) -> f32 {
 }
 
 /// The fused hits of `query`: the keyword list and the files nearest by meaning, by
-/// reciprocal rank fusion (see the module documentation). Embeds first any indexed file that
+/// mixing their scores (see the module documentation). Embeds first any indexed file that
 /// has no vector of this model yet.
 pub(crate) fn hybrid(
     index: &mut Index,
@@ -450,15 +454,26 @@ pub(crate) fn hybrid(
         nearest.truncate(depth);
     }
 
+    // Each list's scores scaled to [0, 1] by its best (keyword) or its range (meaning), then
+    // mixed: the keyword list weighs KEYWORD_SHARE, the meaning list the rest.
+    let alpha = KEYWORD_SHARE;
     let mut fused: HashMap<String, f64> = HashMap::new();
     let mut by_path: HashMap<String, SearchHit> = HashMap::new();
-    for (rank, hit) in keyword.into_iter().enumerate() {
-        *fused.entry(hit.path.as_str().to_owned()).or_default() +=
-            1.0 / (RRF_K + rank as f64 + 1.0);
+    let best = keyword
+        .first()
+        .map_or(1.0, |h| h.score)
+        .max(f64::MIN_POSITIVE);
+    for hit in keyword {
+        *fused.entry(hit.path.as_str().to_owned()).or_default() += alpha * hit.score / best;
         by_path.insert(hit.path.as_str().to_owned(), hit);
     }
-    for (rank, (_, path)) in nearest.iter().enumerate() {
-        *fused.entry(path.clone()).or_default() += 1.0 / (RRF_K + rank as f64 + 1.0);
+    if let (Some(top), Some(bottom)) = (nearest.first(), nearest.last()) {
+        let (top, bottom) = (f64::from(top.0), f64::from(bottom.0));
+        let range = (top - bottom).max(f64::MIN_POSITIVE);
+        for (sim, path) in &nearest {
+            *fused.entry(path.clone()).or_default() +=
+                (1.0 - alpha) * (f64::from(*sim) - bottom) / range;
+        }
     }
     let mut ranked: Vec<(String, f64)> = fused.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
