@@ -6,6 +6,8 @@
 //! - `commands/<command>/<backend>`: one `view`, `create`, `str_replace`, `insert`, `delete`
 //!   or `rename` through `MemoryTool`, durable on both (`sync=full`: PostgreSQL's
 //!   `synchronous_commit=on`, SQLite's `synchronous=FULL`), in a store of 100 files.
+//! - `search/postgres/{words,question}/2000`: a keyword query in a store of 2,000 notes (see
+//!   `search`).
 //! - `engine_writes/<backend>/<writers>`: `update_memory` by memory-store's engine (each write
 //!   one transaction holding its store, a new version each), each writer in a store of its
 //!   own, as the tenants of one `memory serve` deployment; throughput in writes per second.
@@ -250,12 +252,78 @@ fn engine_writes(c: &mut Criterion) {
     group.finish();
 }
 
+/// `search/postgres/{words,question}/2000`: one query (two rare words, or a whole question
+/// holding them; 2 hits) in a store of 2,000 notes of about 400 bytes, as memory-search's
+/// bench asks the other stores; prints p50 and p95 of 200 searches besides criterion's figures.
+fn search(c: &mut Criterion) {
+    use memory_core::search::SearchQuery;
+    use memory_core::{MemoryPath, WriteMode};
+    const FILES: usize = 2_000;
+    let rt = runtime();
+    let store = rt.block_on(async {
+        let pg = PostgresStorage::from_url(
+            &format!(
+                "{}?schema=memory_bench&root=search-{}&sync=none",
+                url(),
+                run_id()
+            ),
+            UrlOptions::new(),
+        )
+        .await
+        .expect("open the PostgreSQL store");
+        for i in 0..FILES {
+            let rare = (i % 1000 == 7).then_some("zephyr quasar");
+            let path =
+                MemoryPath::parse(&format!("/memories/d{}/n{i}.md", i % 50)).expect("a path");
+            pg.write(
+                &path,
+                memory_core::conformance::notes::note(i, rare).into_bytes(),
+                WriteMode::Create,
+            )
+            .await
+            .expect("a note");
+        }
+        pg
+    });
+    let mut group = c.benchmark_group("search");
+    for (form, text) in [
+        ("words", "zephyr quasar"),
+        ("question", "When did the zephyr quasar note come up?"),
+    ] {
+        let query = SearchQuery::new(text).expect("a query");
+        let runs = if std::env::args().any(|a| a == "--test") {
+            3
+        } else {
+            200
+        };
+        let mut times: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                let hits = rt.block_on(store.search(&query)).expect("search");
+                assert_eq!(hits.len(), 2, "{form}: {hits:?}");
+                start.elapsed()
+            })
+            .collect();
+        times.sort();
+        let at = |q: f64| times[((runs as f64 * q) as usize).min(runs - 1)];
+        println!(
+            "search-latency postgres/{form}/{FILES}: p50 {:.3} ms, p95 {:.3} ms ({runs} searches)",
+            at(0.50).as_secs_f64() * 1e3,
+            at(0.95).as_secs_f64() * 1e3
+        );
+        group.bench_function(format!("postgres/{form}/{FILES}"), |b| {
+            b.iter(|| black_box(rt.block_on(store.search(&query)).expect("search")));
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    targets = commands, engine_writes
+    targets = commands, engine_writes, search
 }
 criterion_main!(benches);

@@ -1,10 +1,13 @@
 //! Search speed and the cost search adds to writes.
 //!
-//! - `search/{folder,sqlite}/{100,2000,20000}`: one keyword query (two words, 1 to 10 hits) on
-//!   a folder store through `Indexed` with a warm side index (reconciled by the search itself:
-//!   one listing, nothing re-read; the files' times are set a minute back first, since files
-//!   written within the racy window are read again by every search until they are older) and
-//!   on memory-sqlite's native FTS5. Besides criterion's
+//! - `search/{folder,sqlite,in-memory,encrypted-folder}/{words,question}/{100,2000,20000}`:
+//!   one query, two rare words or a whole question holding them (1 to 20 hits), on a folder
+//!   store through `Indexed` with a warm side index (reconciled by the search itself: one
+//!   listing, nothing re-read; the files' times are set a minute back first, since files
+//!   written within the racy window are read again by every search until they are older), on
+//!   memory-sqlite's native FTS5, on memory-core's in-memory store, and on an encrypted folder
+//!   (no index: each search reads and decrypts every file). PostgreSQL's is in
+//!   memory-postgres's `commands` bench. Besides criterion's
 //!   estimates, each size prints the p50 and p95 of 200 timed searches (`search-latency ...`).
 //! - `write/...`: one 1 KiB overwrite on a folder store, bare and through `Indexed` with its
 //!   index open (a search has run), and an SQLite table row written alone or with its FTS5 row
@@ -23,7 +26,8 @@ use criterion::{BenchmarkId, Criterion, criterion_group};
 use memory_core::conformance::notes;
 use memory_core::options::SyncMode;
 use memory_core::search::SearchQuery;
-use memory_core::{MemoryPath, Storage, WriteMode};
+use memory_core::{InMemoryStorage, MemoryPath, Storage, WriteMode};
+use memory_encrypted::{Encrypted, Key, Keyring};
 use memory_fs::{FsOptions, FsStorage};
 use memory_search::{IndexLocation, IndexOptions, Indexed};
 use memory_sqlite::{SqliteOptions, SqliteStorage};
@@ -89,7 +93,12 @@ fn warm_folder(
 
 /// p50 and p95 of `runs` searches, printed for BENCHMARKS.md.
 fn latency(rt: &tokio::runtime::Runtime, label: &str, store: &dyn Storage, query: &SearchQuery) {
-    let runs = 200;
+    // `cargo bench -- --test` (the test suite's run) only checks that it works.
+    let runs = if std::env::args().any(|a| a == "--test") {
+        3
+    } else {
+        200
+    };
     let mut times: Vec<Duration> = (0..runs)
         .map(|_| {
             let start = Instant::now();
@@ -112,7 +121,13 @@ fn search(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a tokio runtime");
-    let query = SearchQuery::new("zephyr quasar").expect("a query");
+    let queries = [
+        ("words", SearchQuery::new("zephyr quasar").expect("a query")),
+        (
+            "question",
+            SearchQuery::new("When did the zephyr quasar note come up?").expect("a query"),
+        ),
+    ];
     let mut group = c.benchmark_group("search");
     group
         .sample_size(20)
@@ -127,18 +142,42 @@ fn search(c: &mut Criterion) {
         )
         .expect("a database");
         rt.block_on(fill(&sqlite, n));
-        let stores: [(&str, &dyn Storage); 2] = [("folder", &indexed), ("sqlite", &sqlite)];
+        let memory = InMemoryStorage::new();
+        let scanned = n.min(2_000);
+        rt.block_on(fill(&memory, scanned));
+        // An encrypted folder keeps no index: each search reads and decrypts every file.
+        let encrypted = rt
+            .block_on(Encrypted::open(
+                FsStorage::with_options(
+                    dir.path().join("encrypted"),
+                    FsOptions::default().sync(SyncMode::None),
+                )
+                .expect("a folder store"),
+                Keyring::new(Key::generate().expect("a key")),
+            ))
+            .expect("an encrypted store");
+        rt.block_on(fill(&encrypted, scanned));
+        let mut stores: Vec<(&str, &dyn Storage)> = vec![("folder", &indexed), ("sqlite", &sqlite)];
+        // The stores without an index read every file each search: measured up to 2,000.
+        if n <= 2_000 {
+            stores.push(("in-memory", &memory));
+            stores.push(("encrypted-folder", &encrypted));
+        }
         for (name, store) in stores {
-            assert!(
-                !rt.block_on(store.search(&query))
-                    .expect("search")
-                    .is_empty()
-            );
-            latency(&rt, &format!("{name}/{n}"), store, &query);
-            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
-                b.to_async(&rt)
-                    .iter(|| async { black_box(store.search(&query).await.expect("search")) });
-            });
+            for (form, query) in &queries {
+                let hits = rt.block_on(store.search(query)).expect("search");
+                assert!(!hits.is_empty(), "{name}: {form} finds nothing");
+                latency(&rt, &format!("{name}/{form}/{n}"), store, query);
+                group.bench_with_input(
+                    BenchmarkId::new(format!("{name}/{form}"), n),
+                    &n,
+                    |b, _| {
+                        b.to_async(&rt).iter(|| async {
+                            black_box(store.search(query).await.expect("search"))
+                        });
+                    },
+                );
+            }
         }
     }
     group.finish();
