@@ -136,10 +136,18 @@ fn check_store(store: &str, dir: &Path) {
         "search", "rollback", "--store", store, "--json", "--limit", "1",
     ]));
     assert_eq!(paths(&value).len(), 1);
-    // A rare word ranks its file first.
+    // A rare word ranks its file first; no word is required, `+` requires one.
     let value = json_of(&memory(&[
         "search",
         "pager rollback",
+        "--store",
+        store,
+        "--json",
+    ]));
+    assert_eq!(paths(&value)[0], "/memories/ops/oncall.md");
+    let value = json_of(&memory(&[
+        "search",
+        "+pager rollback",
         "--store",
         store,
         "--json",

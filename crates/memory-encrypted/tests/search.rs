@@ -59,9 +59,9 @@ async fn write_and_search(store: &dyn Storage) {
         assert_eq!(hits[0].lines, [2]);
         assert!(hits[0].snippet.contains(word), "{:?}", hits[0].snippet);
     }
-    // Phrases and prefixes work on the plaintext too.
+    // Phrases, prefixes and required clauses work on the plaintext too.
     let hits = store
-        .search(&SearchQuery::new("\"secret word\" plinth*").unwrap())
+        .search(&SearchQuery::new("+\"secret word\" +plinth*").unwrap())
         .await
         .unwrap();
     assert_eq!(hits.len(), 1);
