@@ -541,21 +541,20 @@ impl Index {
         tx.commit().map_err(IndexError::sql("commit"))
     }
 
-    /// Runs an FTS5 `MATCH` over the texts at or below `under`, best first (by FTS5's BM25),
-    /// handing each `(path, score, text)` to `take` until it says stop (`false`).
+    /// Runs an FTS5 `MATCH` over the texts at or below `under`, handing each matching file's
+    /// `(path, text)` to `take` (in no particular order: memory-core's `Ranker` ranks them).
     pub(crate) fn keyword(
         &self,
         expression: &str,
         under: &str,
-        mut take: impl FnMut(String, f64, String) -> bool,
+        mut take: impl FnMut(String, String),
     ) -> Result<(), IndexError> {
         let (lo, hi) = prefix_range(under);
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT f.path, bm25(fts), fts.body FROM fts JOIN files f ON f.id = fts.rowid
-                 WHERE fts MATCH ?1 AND (f.path = ?2 OR (f.path > ?3 AND f.path < ?4))
-                 ORDER BY bm25(fts), f.path",
+                "SELECT f.path, fts.body FROM fts JOIN files f ON f.id = fts.rowid
+                 WHERE fts MATCH ?1 AND (f.path = ?2 OR (f.path > ?3 AND f.path < ?4))",
             )
             .map_err(IndexError::sql("search the index"))?;
         let mut rows = stmt
@@ -563,12 +562,8 @@ impl Index {
             .map_err(IndexError::sql("search the index"))?;
         while let Some(row) = rows.next().map_err(IndexError::sql("search the index"))? {
             let path: String = row.get(0).map_err(IndexError::sql("search the index"))?;
-            let rank: f64 = row.get(1).map_err(IndexError::sql("search the index"))?;
-            let body: String = row.get(2).map_err(IndexError::sql("search the index"))?;
-            // FTS5's bm25() is lower-is-better; scores are higher-is-better.
-            if !take(path, -rank, body) {
-                break;
-            }
+            let body: String = row.get(1).map_err(IndexError::sql("search the index"))?;
+            take(path, body);
         }
         Ok(())
     }

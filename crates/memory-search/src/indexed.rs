@@ -458,11 +458,10 @@ pub(crate) fn keyword_hits(
     index.keyword(
         &query.parsed().fts5_expression(),
         under.as_str(),
-        |path, _, body| {
+        |path, body| {
             if let Ok(path) = MemoryPath::parse(&path) {
                 ranker.add(path, &body);
             }
-            true
         },
     )?;
     Ok(ranker.finish_at_most(limit))
