@@ -253,7 +253,7 @@ fn engine_writes(c: &mut Criterion) {
 }
 
 /// `search/postgres/{words,question}/2000`: one query (two rare words, or a whole question
-/// holding them; 2 hits) in a store of 2,000 notes of about 400 bytes, as memory-search's
+/// holding them and common ones; the 2 notes holding the rare words rank first) in a store of 2,000 notes of about 400 bytes, as memory-search's
 /// bench asks the other stores; prints p50 and p95 of 200 searches besides criterion's figures.
 fn search(c: &mut Criterion) {
     use memory_core::search::SearchQuery;
@@ -300,7 +300,12 @@ fn search(c: &mut Criterion) {
             .map(|_| {
                 let start = Instant::now();
                 let hits = rt.block_on(store.search(&query)).expect("search");
-                assert_eq!(hits.len(), 2, "{form}: {hits:?}");
+                // The two notes holding the rare words first (a question's common words
+                // find more).
+                assert!(
+                    hits.len() >= 2 && hits[..2].iter().all(|h| h.snippet.contains("zephyr")),
+                    "{form}: {hits:?}"
+                );
                 start.elapsed()
             })
             .collect();
