@@ -679,7 +679,7 @@ fn a_tilde_store_path_is_in_the_home_directory_without_a_shell() {
     );
 
     // MEMORY_STORE, an admin command, `memory copy`, `memory mcp` and a mount.
-    succeeds(&mut memory(&["ls", "/memories/a.md"]).env("MEMORY_STORE", "~/.claude-memory"));
+    succeeds(memory(&["ls", "/memories/a.md"]).env("MEMORY_STORE", "~/.claude-memory"));
     succeeds(&mut memory(&[
         "copy",
         "~/.claude-memory",
