@@ -11,11 +11,10 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use common::s3::s3_bucket;
 use common::{feed_and_wait, memory_command};
 
 const WORD: &[u8] = b"zanzibarquokka";
@@ -187,48 +186,9 @@ fn a_sqlite_store_keeps_no_word_in_its_file_after_rekey() {
     rekey_leaves_no_word(&env, &store, &store, &key, &roots);
 }
 
-/// A new bucket on the S3 test server. Panics, saying how to start one, when
-/// `MEMORY_TEST_S3_ENDPOINT` is unset: this test needs a real S3 API and never skips.
-fn s3_bucket() -> (String, String) {
-    let Ok(endpoint) = std::env::var("MEMORY_TEST_S3_ENDPOINT") else {
-        panic!(
-            "this test needs a real S3 API and MEMORY_TEST_S3_ENDPOINT is not set: run \
-             `scripts/s3-test-server.sh run -- cargo test -p memory-cli --test rekey_index`"
-        );
-    };
-    let endpoint = endpoint.trim_end_matches('/').to_owned();
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let bucket = format!(
-        "memory-rekey-{}-{}",
-        std::process::id(),
-        nanos % 1_000_000_000_000
-    );
-    let host = endpoint
-        .strip_prefix("http://")
-        .expect("an http:// endpoint");
-    let mut stream = std::net::TcpStream::connect(host).expect("reach the S3 test server");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    write!(
-        stream,
-        "PUT /{bucket} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .expect("create bucket");
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    assert!(
-        answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"),
-        "create bucket: {answer}"
-    );
-    (endpoint, bucket)
-}
-
 #[test]
 fn an_s3_store_keeps_no_cache_index_after_rekey() {
-    let (endpoint, bucket) = s3_bucket();
+    let (endpoint, bucket) = s3_bucket("an_s3_store_keeps_no_cache_index_after_rekey");
     let dir = tempfile::tempdir().expect("tempdir");
     let env = Env {
         cache: dir.path().join("cache"),

@@ -7,57 +7,17 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::process::Command;
+use std::time::Duration;
+
+use common::s3::s3_bucket;
 use common::{answers_of, exec_command, feed_and_wait, line};
 use serde_json::{Value, json};
 
 const PROCESSES: usize = 4;
 const INSERTS_PER_PROCESS: usize = 15;
 const RACERS: usize = 6;
-
-/// A bucket of this run on the server. Panics, saying how to start one, when
-/// `MEMORY_TEST_S3_ENDPOINT` is unset: these tests need a real S3 API and never skip.
-fn s3_bucket(test: &str) -> (String, String) {
-    let Ok(endpoint) = std::env::var("MEMORY_TEST_S3_ENDPOINT") else {
-        panic!(
-            "{test} needs a real S3 API and MEMORY_TEST_S3_ENDPOINT is not set: run \
-             `scripts/s3-test-server.sh run -- cargo test -p memory-cli --test s3`"
-        );
-    };
-    let endpoint = endpoint.trim_end_matches('/').to_owned();
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let bucket = format!(
-        "memory-cli-{}-{}",
-        std::process::id(),
-        nanos % 1_000_000_000_000
-    );
-    // PUT /BUCKET, unsigned (moto does not check signatures).
-    let host = endpoint
-        .strip_prefix("http://")
-        .expect("an http:// endpoint");
-    let mut stream = std::net::TcpStream::connect(host).expect("reach the S3 test server");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "PUT /{bucket} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    assert!(
-        // moto answers one request at a time, in HTTP/1.0.
-        answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"),
-        "create bucket: {answer}"
-    );
-    (endpoint, bucket)
-}
 
 /// `memory exec --store URL` with the `AWS_*` variables pointing at `endpoint`.
 fn s3_command(url: &str, endpoint: &str) -> Command {

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 pub mod dream;
 pub mod postgres;
+pub mod s3;
 pub mod serve;
 
 /// The `memory` binary cargo built for these tests.
