@@ -291,10 +291,10 @@ fn search(c: &mut Criterion) {
         ("question", "When did the zephyr quasar note come up?"),
     ] {
         let query = SearchQuery::new(text).expect("a query");
-        let runs = if std::env::args().any(|a| a == "--test") {
-            3
-        } else {
+        let runs = if std::env::args().any(|a| a == "--bench") {
             200
+        } else {
+            3
         };
         let mut times: Vec<Duration> = (0..runs)
             .map(|_| {
