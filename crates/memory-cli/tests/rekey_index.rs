@@ -30,19 +30,7 @@ impl Env {
         let mut cmd = memory_command(args);
         cmd.env("XDG_CACHE_HOME", &self.cache);
         if let Some(endpoint) = &self.s3 {
-            for key in [
-                "AWS_ENDPOINT_URL_S3",
-                "AWS_ENDPOINT",
-                "AWS_SESSION_TOKEN",
-                "AWS_PROFILE",
-            ] {
-                cmd.env_remove(key);
-            }
-            cmd.env("AWS_ENDPOINT_URL", endpoint)
-                .env("AWS_ALLOW_HTTP", "true")
-                .env("AWS_REGION", "us-east-1")
-                .env("AWS_ACCESS_KEY_ID", "testing")
-                .env("AWS_SECRET_ACCESS_KEY", "testing");
+            common::s3::point_at(&mut cmd, endpoint);
         }
         feed_and_wait(cmd.spawn().expect("start memory"), input)
     }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::time::Duration;
 
-use common::s3::s3_bucket;
+use common::s3::{point_at, s3_bucket};
 use common::{answers_of, exec_command, feed_and_wait, line};
 use serde_json::{Value, json};
 
@@ -22,19 +22,7 @@ const RACERS: usize = 6;
 /// `memory exec --store URL` with the `AWS_*` variables pointing at `endpoint`.
 fn s3_command(url: &str, endpoint: &str) -> Command {
     let mut cmd = exec_command(url);
-    for key in [
-        "AWS_ENDPOINT_URL_S3",
-        "AWS_ENDPOINT",
-        "AWS_SESSION_TOKEN",
-        "AWS_PROFILE",
-    ] {
-        cmd.env_remove(key);
-    }
-    cmd.env("AWS_ENDPOINT_URL", endpoint)
-        .env("AWS_ALLOW_HTTP", "true")
-        .env("AWS_REGION", "us-east-1")
-        .env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing");
+    point_at(&mut cmd, endpoint);
     cmd
 }
 

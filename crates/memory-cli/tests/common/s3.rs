@@ -2,6 +2,7 @@
 //! tests of `s3://` stores.
 
 use std::io::{Read, Write};
+use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A bucket of this run on the server. Panics, saying how to start one, when
@@ -43,4 +44,22 @@ pub fn s3_bucket(test: &str) -> (String, String) {
         "create bucket: {answer}"
     );
     (endpoint, bucket)
+}
+
+/// Points `cmd` at the S3 test server at `endpoint`: its address and moto's credentials in the
+/// `AWS_*` variables, and none of the caller's own endpoint, session or profile.
+pub fn point_at(cmd: &mut Command, endpoint: &str) {
+    for key in [
+        "AWS_ENDPOINT_URL_S3",
+        "AWS_ENDPOINT",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+    ] {
+        cmd.env_remove(key);
+    }
+    cmd.env("AWS_ENDPOINT_URL", endpoint)
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing");
 }
