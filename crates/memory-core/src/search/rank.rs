@@ -24,7 +24,7 @@
 
 use super::SearchHit;
 use super::query::{Occur, SearchQuery};
-use super::text::{excerpt_at, is_searchable};
+use super::text::{Lines, excerpt_at, is_searchable};
 use super::tokenize::Token;
 use super::words::Words;
 use crate::MemoryPath;
@@ -118,13 +118,14 @@ impl<'q> Ranker<'q> {
         if !holds_positive {
             return;
         }
-        let headings = heading_words(text, words);
+        let lines = Lines::of(text);
+        let in_heading = |word: usize| lines.is_heading(lines.line_of(words.start(word)));
         let path_words = Words::of(path.relative());
         let weight: Vec<f64> = clauses
             .iter()
             .zip(&found)
             .map(|(clause, at)| {
-                let in_headings = at.iter().filter(|&&i| headings[i]).count();
+                let in_headings = at.iter().filter(|&&i| in_heading(i)).count();
                 let in_path = clause.occurrences(&path_words).len();
                 at.len() as f64 + HEADING_WEIGHT * in_headings as f64 + PATH_WEIGHT * in_path as f64
             })
@@ -135,7 +136,7 @@ impl<'q> Ranker<'q> {
             .map(|(c, at)| if c.is_positive() { at } else { Vec::new() })
             .collect();
         let near = nearest_clauses(&positive);
-        let excerpt = excerpt_at(text, words, &positive);
+        let excerpt = excerpt_at(&lines, words, &positive);
         self.candidates.push(Candidate {
             path,
             lines: excerpt.lines,
@@ -211,25 +212,6 @@ impl<'q> Ranker<'q> {
         hits.truncate(limit);
         hits
     }
-}
-
-/// For each word of `text`, whether it stands on a heading line (one whose first non-blank
-/// character is `#`).
-fn heading_words(text: &str, words: &Words) -> Vec<bool> {
-    let line_end = |from: usize| text[from..].find('\n').map_or(text.len(), |i| from + i);
-    let is_heading = |start: usize, end: usize| text[start..end].trim_start().starts_with('#');
-    let mut marks = Vec::with_capacity(words.len());
-    let mut end = line_end(0);
-    let mut heading = is_heading(0, end);
-    for i in 0..words.len() {
-        while words.start(i) > end {
-            let start = end + 1;
-            end = line_end(start);
-            heading = is_heading(start, end);
-        }
-        marks.push(heading);
-    }
-    marks
 }
 
 /// The most distinct clauses whose occurrences fall within [`PROXIMITY_WINDOW`] consecutive
@@ -338,10 +320,11 @@ mod tests {
     fn headings_are_the_lines_starting_with_a_hash() {
         let text = "# Title words\nbody words\n  ## Sub\nlast";
         let words = Words::of(text);
-        assert_eq!(
-            heading_words(text, &words),
-            [true, true, false, false, true, false]
-        );
+        let lines = Lines::of(text);
+        let headings: Vec<bool> = (0..words.len())
+            .map(|i| lines.is_heading(lines.line_of(words.start(i))))
+            .collect();
+        assert_eq!(headings, [true, true, false, false, true, false]);
     }
 
     #[test]

@@ -93,16 +93,49 @@ fn excerpt_words(text: &str, words: &Words, query: &ParsedQuery) -> Option<Excer
             }
         })
         .collect();
-    Some(excerpt_at(text, words, &found))
+    Some(excerpt_at(&Lines::of(text), words, &found))
+}
+
+/// A text's lines as `view` numbers them (split at `\n`): where each starts, found once for
+/// all that asks about them (the excerpt, the ranker's headings).
+pub(crate) struct Lines<'t> {
+    text: &'t str,
+    starts: Vec<usize>,
+}
+
+impl<'t> Lines<'t> {
+    /// The lines of `text`.
+    pub(crate) fn of(text: &'t str) -> Lines<'t> {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Lines { text, starts }
+    }
+
+    /// The 0-based index of the line holding byte `offset`.
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&start| start <= offset) - 1
+    }
+
+    /// Where line `line` starts in the text, and the line itself (without its `\n`).
+    fn line(&self, line: usize) -> (usize, &'t str) {
+        let start = self.starts[line];
+        let end = self
+            .starts
+            .get(line + 1)
+            .map_or(self.text.len(), |next| next - 1);
+        (start, &self.text[start..end])
+    }
+
+    /// Whether line `line` is a heading: its first non-blank character is `#`.
+    pub(crate) fn is_heading(&self, line: usize) -> bool {
+        self.line(line).1.trim_start().starts_with('#')
+    }
 }
 
 /// The lines and snippet of a text whose clause `c` occurs at the word indices `found[c]`.
-pub(crate) fn excerpt_at(text: &str, words: &Words, found: &[Vec<usize>]) -> Excerpt {
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
-    // 0-based index of the line holding byte `offset`.
-    let line_of = |offset: usize| line_starts.partition_point(|&start| start <= offset) - 1;
+pub(crate) fn excerpt_at(lines: &Lines<'_>, words: &Words, found: &[Vec<usize>]) -> Excerpt {
+    let line_of = |offset: usize| lines.line_of(offset);
 
     // (line index, clause index, byte offset of the match) for every occurrence.
     let mut marks: Vec<(usize, usize, usize)> = Vec::new();
@@ -113,9 +146,9 @@ pub(crate) fn excerpt_at(text: &str, words: &Words, found: &[Vec<usize>]) -> Exc
         }
     }
     marks.sort_unstable();
-    let mut lines: Vec<usize> = marks.iter().map(|m| m.0 + 1).collect();
-    lines.dedup();
-    lines.truncate(MAX_HIT_LINES);
+    let mut numbers: Vec<usize> = marks.iter().map(|m| m.0 + 1).collect();
+    numbers.dedup();
+    numbers.truncate(MAX_HIT_LINES);
 
     // The line meeting the most distinct clauses, the first of those.
     let mut best: Option<(usize, usize, usize)> = None; // (clauses, line, first offset)
@@ -140,15 +173,15 @@ pub(crate) fn excerpt_at(text: &str, words: &Words, found: &[Vec<usize>]) -> Exc
     }
     let snippet = match best {
         Some((_, line, offset)) => {
-            let start = line_starts[line];
-            let end = line_starts
-                .get(line + 1)
-                .map_or(text.len(), |next| next - 1);
-            snippet_of(&text[start..end], offset - start)
+            let (start, text) = lines.line(line);
+            snippet_of(text, offset - start)
         }
         None => String::new(),
     };
-    Excerpt { lines, snippet }
+    Excerpt {
+        lines: numbers,
+        snippet,
+    }
 }
 
 /// A line cut to [`SNIPPET_CHARS`] characters around byte `at` (where the match starts).
