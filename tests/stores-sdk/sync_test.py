@@ -236,6 +236,16 @@ def tree_of(root):
     return out
 
 
+def stat_tree(root):
+    """{path: (size, mtime_ns)} of every file under root, the marker included."""
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            st = os.stat(os.path.join(dirpath, name))
+            out[os.path.relpath(os.path.join(dirpath, name), root)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
 class Env:
     def __init__(self, memory, urls, tmp):
         self.memory, self.urls, self.tmp = memory, urls, tmp
@@ -601,7 +611,9 @@ def interop(env):
         env.agree(sid, s, what="after the SDK's download")
         snap = env.snapshot(sid)
 
+        stamps = stat_tree(sdk_dir)
         s.sync(what="memory sync on the SDK's folder").idle()
+        eq(stat_tree(sdk_dir), stamps, "memory sync on the SDK's folder rewrites no file (size, mtime)")
         eq(env.snapshot(sid), snap, "memory sync on the SDK's folder writes nothing")
         env.agree(sid, s, what="after memory sync on the SDK's folder")
 
