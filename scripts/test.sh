@@ -13,7 +13,8 @@
 # differential check of the
 # `memory` binary against the Python SDK (tests/oracle/classify.py; on a folder store with
 # the Linux fast paths and with portable=true, and on PostgreSQL), the console's browser tests
-# (scripts/console-test.sh: Chromium and playwright-core) and the stores SDK check. A real small
+# (scripts/console-test.sh: Chromium and playwright-core), the stores SDK check and `memory sync`
+# against it (tests/stores-sdk/sync_test.py). A real small
 # embedding model (scripts/semantic-model.sh) is installed for the semantic search check.
 # Formatting and lints are scripts/lint.sh. Environment: ORACLE_VENV (where the venv goes),
 # ORACLE_SEED / ORACLE_COUNT (the generated cases; default 1 / 300).
@@ -21,6 +22,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
+
+# A run from a clean checkout builds everything once: incremental state would only fill the disk.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 export ORACLE_VENV="${ORACLE_VENV:-$HOME/.cache/memory-oracle/py}"
 step "Python venv with the reference SDK (anthropic==2.14.0)"
@@ -121,3 +125,9 @@ step "memory serve driven by the Python SDK (tests/stores-sdk)"
 
 step "two memory serve instances on one PostgreSQL, driven by the Python SDK"
 scripts/stores-sdk-postgres.sh "$memory_bin"
+
+step "memory sync of two folders through memory serve, checked with the Python SDK (tests/stores-sdk/sync_test.py)"
+"$ORACLE_VENV/bin/python" tests/stores-sdk/sync_test.py --memory "$memory_bin"
+
+step "memory sync through two memory serve instances on one PostgreSQL, checked with the Python SDK"
+scripts/sync-sdk-postgres.sh "$memory_bin"
