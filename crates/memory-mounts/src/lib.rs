@@ -9,6 +9,7 @@ mod http;
 mod mounts;
 mod spec;
 mod store;
+pub mod sync;
 
 #[cfg(feature = "http")]
 pub use http::HttpStores;

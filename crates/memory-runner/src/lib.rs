@@ -30,12 +30,12 @@ pub use memory_core::messages::{
     events_of, memory_call_summary,
 };
 pub use search_tool::SearchTool;
-#[cfg(feature = "stores")]
-pub use store::open_mount;
 pub use store::{
     BoxError, OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes,
     discard_search_index, open, open_url, open_with,
 };
+#[cfg(feature = "stores")]
+pub use store::{open_mount, open_versioned_store};
 pub use stores::STORE_API_KEY_VAR;
 
 /// The memory tool and everything below it, so one dependency is enough.

@@ -569,6 +569,41 @@ pub async fn open_mount(
     }
 }
 
+/// Opens a versioned memory store URL (`store+sqlite:PATH#ID`, `store+http(s)://HOST#ID`
+/// with the key of [`STORE_API_KEY_VAR`](crate::STORE_API_KEY_VAR), `store+postgres://…#ID`)
+/// as the store itself, not as memory-tool storage: for clients of the store API, such as
+/// [`memory_mounts::sync::FolderSync`]. The store is fetched, so a wrong id, key or server
+/// stops here; writes are recorded as `options`' session (a new one when it names none).
+///
+/// # Errors
+/// [`OpenError`] for a URL that is not a versioned store's and for a store that cannot be
+/// opened.
+#[cfg(feature = "stores")]
+pub async fn open_versioned_store(
+    url: &str,
+    options: &OpenOptions,
+) -> Result<
+    (
+        memory_mounts::StoreStorage,
+        memory_mounts::memory_store::Store,
+    ),
+    OpenError,
+> {
+    let url: StoreUrl = url.parse().map_err(|source| OpenError::InvalidUrl {
+        url: url.split_once('?').map_or(url, |(base, _)| base).to_owned(),
+        source,
+    })?;
+    if !url.scheme().is_versioned_store() {
+        return Err(OpenError::Unavailable {
+            url: url.to_string(),
+            reason: "this needs one versioned memory store: store+sqlite:PATH#ID, \
+                     store+http(s)://HOST#ID or store+postgres://...#ID"
+                .to_owned(),
+        });
+    }
+    crate::stores::open_store(&url, options).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
