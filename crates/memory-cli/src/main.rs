@@ -26,6 +26,7 @@ mod search;
 mod serve;
 mod store_admin;
 mod store_args;
+mod sync;
 
 /// `memory --help`: what the program is, and every kind of store URL this build opens (from
 /// memory-runner's list of compiled schemes, so it cannot go stale).
@@ -121,6 +122,10 @@ enum Command {
     /// Consolidate a store into another with Claude, leaving the original untouched.
     #[command(long_about = dream::DREAM_LONG_ABOUT)]
     Dream(dream::DreamArgs),
+    /// Keep a folder of plain files in step with a versioned memory store, by the rules of
+    /// Anthropic's Python SDK.
+    #[command(long_about = sync::SYNC_LONG_ABOUT)]
+    Sync(sync::SyncArgs),
     /// Write a new random encryption key (64 hexadecimal characters) to FILE.
     ///
     /// The file is created with mode 0600 and never overwritten. Use it with
@@ -171,6 +176,7 @@ fn main() -> ExitCode {
         Command::Dream(args) => runtime.block_on(dream::run(args)),
         Command::Serve(args) => runtime.block_on(serve::run(args)),
         Command::Store(args) => runtime.block_on(store_admin::run(args)),
+        Command::Sync(args) => runtime.block_on(sync::run(args)),
         Command::Keygen { file } => keygen(&file),
     }
 }

@@ -12,6 +12,7 @@ mod archive;
 mod cat;
 mod copy;
 mod duration;
+pub(crate) use duration::parse_duration;
 mod expire;
 mod ls;
 mod modified;
