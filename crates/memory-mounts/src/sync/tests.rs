@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -397,11 +397,13 @@ async fn refused_files_are_skipped_until_they_change() {
     assert_eq!(a.pass().await.unwrap().pushed, ["/big.md"]);
 }
 
-/// A store whose create answers are lost (the memory is saved, the client hears an error).
+/// A store whose create answers are lost (the memory is saved, the client hears an error),
+/// and which counts the content it hands out.
 #[derive(Debug)]
 struct LostAnswers {
     inner: Arc<dyn StoresApi>,
     lose: AtomicBool,
+    contents_sent: AtomicUsize,
 }
 
 impl std::fmt::Display for LostAnswers {
@@ -420,9 +422,13 @@ impl StoresApi for LostAnswers {
         store_id: &str,
         params: ListMemories,
     ) -> StoreResult<Page<MemoryListItem>> {
+        if params.view == View::Full {
+            self.contents_sent.fetch_add(1, Ordering::SeqCst);
+        }
         self.inner.list_memories(store_id, params).await
     }
     async fn retrieve_memory(&self, store_id: &str, memory_id: &str) -> StoreResult<Memory> {
+        self.contents_sent.fetch_add(1, Ordering::SeqCst);
         self.inner.retrieve_memory(store_id, memory_id).await
     }
     async fn create_memory(
@@ -470,6 +476,7 @@ async fn an_upload_whose_answer_was_lost_is_recognised_by_the_next_listing() {
     let lossy = Arc::new(LostAnswers {
         inner: world.api.clone(),
         lose: AtomicBool::new(true),
+        contents_sent: AtomicUsize::new(0),
     });
     let mut a = world.sync_with(lossy.clone(), "a", SyncOptions::default());
     a.pass().await.unwrap();
@@ -481,6 +488,29 @@ async fn an_upload_whose_answer_was_lost_is_recognised_by_the_next_listing() {
     let report = a.pass().await.unwrap();
     assert!(report.is_quiet() && report.is_success(), "{report:?}");
     assert_eq!(world.remote().await["/note.md"], "saved");
+}
+
+#[tokio::test]
+async fn a_pass_that_finds_nothing_changed_moves_no_content() {
+    let world = World::new().await;
+    for i in 0..30 {
+        world.create_remote(&format!("/n/{i}.md"), "note").await;
+    }
+    let counting = Arc::new(LostAnswers {
+        inner: world.api.clone(),
+        lose: AtomicBool::new(false),
+        contents_sent: AtomicUsize::new(0),
+    });
+    let mut a = world.sync_with(counting.clone(), "a", SyncOptions::default());
+    a.pass().await.unwrap();
+    // The download: two pages with content, no fetch per memory.
+    assert_eq!(counting.contents_sent.swap(0, Ordering::SeqCst), 2);
+    assert!(a.pass().await.unwrap().is_quiet());
+    assert_eq!(counting.contents_sent.load(Ordering::SeqCst), 0);
+    // One change on the store: one fetch.
+    world.edit_remote("/n/7.md", "changed").await;
+    assert_eq!(a.pass().await.unwrap().pulled, ["/n/7.md"]);
+    assert_eq!(counting.contents_sent.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
