@@ -47,7 +47,8 @@ prints one JSON result per line.
 
 `memory mcp` serves the same tool to MCP clients (Claude Code, Claude Desktop);
 ls, cat, put, rm, mv, stats, export, import, copy and expire look inside and
-manage any store (exit statuses: see `memory ls --help`).
+manage any store (exit statuses: see `memory ls --help`). `memory sync` keeps a
+folder of plain files in step with a versioned store (`memory serve`).
 ";
 
 const LONG_ABOUT_TAIL: &str = "\
