@@ -22,6 +22,7 @@ mod render;
 pub mod search;
 mod storage;
 mod tool;
+mod windows_names;
 
 pub use capabilities::Capabilities;
 pub use command::{COMMAND_NAMES, InputError, MemoryCommand, ViewRange};
@@ -40,3 +41,4 @@ pub use storage::{
     check_rename_preconditions_with, copy_then_delete,
 };
 pub use tool::MemoryTool;
+pub use windows_names::windows_name_problem;

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
-use memory_core::{MemoryPath, Version};
+use memory_core::{MemoryPath, Version, windows_name_problem};
 use sha2::{Digest, Sha256};
 
 use crate::error::FsError;
@@ -112,36 +112,8 @@ pub(crate) fn is_not_found(e: &io::Error) -> bool {
     )
 }
 
-/// Why Windows cannot hold a file or folder named `name`, if it cannot: a name ending in a
-/// space or a dot (Windows drops them, so `a.md ` would be `a.md`), one holding a character
-/// Windows forbids in names, or a name Windows reserves for a device (`CON`, `NUL`, `COM1`,
-/// `LPT1`..., with any extension). A `MemoryPath` already refuses control characters and `\`.
-pub(crate) fn windows_name_problem(name: &str) -> Option<&'static str> {
-    if name.ends_with([' ', '.']) {
-        return Some("Windows cannot hold a name that ends in a space or a dot");
-    }
-    if name.contains(['<', '>', ':', '"', '|', '?', '*']) {
-        return Some("Windows cannot hold a name with any of < > : \" | ? *");
-    }
-    let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
-    let upper = stem.to_uppercase();
-    let numbered = |prefix: &str| {
-        upper.strip_prefix(prefix).is_some_and(|n| {
-            matches!(
-                n,
-                "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "¹" | "²" | "³"
-            )
-        })
-    };
-    let device = matches!(
-        upper.as_str(),
-        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
-    ) || numbered("COM")
-        || numbered("LPT");
-    device.then_some("Windows reserves this name for a device")
-}
-
-/// The first name on `path` Windows cannot hold, and why (see [`windows_name_problem`]).
+/// The first name on `path` Windows cannot hold, and why (see
+/// [`windows_name_problem`](memory_core::windows_name_problem)).
 pub(crate) fn windows_path_problem(path: &MemoryPath) -> Option<&'static str> {
     path.segments().find_map(windows_name_problem)
 }
@@ -190,62 +162,22 @@ mod tests {
     }
 
     #[test]
-    fn relative_paths_are_plain_names() {
-        let p = MemoryPath::parse("/memories/a b/c.md").unwrap();
-        assert_eq!(rel(&p).unwrap(), PathBuf::from("a b").join("c.md"));
-        assert_eq!(rel(&MemoryPath::root()).unwrap(), PathBuf::from("."));
-        let dots = MemoryPath::parse("/memories/.../x").unwrap();
-        assert_eq!(rel(&dots).unwrap(), PathBuf::from("...").join("x"));
-    }
-
-    #[test]
-    fn names_windows_cannot_hold_are_told_apart() {
-        for bad in [
-            "trail.md ",
-            "dir.",
-            "a:b",
-            "pipe|.md",
-            "what?",
-            "star*",
-            "<x>",
-            "quote\"",
-            "CON",
-            "con",
-            "Con.txt",
-            "NUL.md",
-            "nul",
-            "aux.tar.gz",
-            "PRN",
-            "COM1",
-            "lpt9.log",
-            "COM¹",
-            "CONIN$",
-            "CON .md",
-        ] {
-            assert!(windows_name_problem(bad).is_some(), "{bad:?}");
-        }
-        for good in [
-            "notes.md",
-            "console.md",
-            "CONS",
-            "COM0",
-            "COM10",
-            "LPT",
-            "nul-terminated.md",
-            ".hidden",
-            "a b.md",
-            "café.md",
-            "-rf",
-            "...x",
-        ] {
-            assert_eq!(windows_name_problem(good), None, "{good:?}");
-        }
+    fn a_path_is_refused_for_its_first_name_windows_cannot_hold() {
         let path = MemoryPath::parse("/memories/ok/CON/x.md").unwrap();
         assert_eq!(
             windows_path_problem(&path),
             Some("Windows reserves this name for a device")
         );
         assert_eq!(windows_path_problem(&MemoryPath::root()), None);
+    }
+
+    #[test]
+    fn relative_paths_are_plain_names() {
+        let p = MemoryPath::parse("/memories/a b/c.md").unwrap();
+        assert_eq!(rel(&p).unwrap(), PathBuf::from("a b").join("c.md"));
+        assert_eq!(rel(&MemoryPath::root()).unwrap(), PathBuf::from("."));
+        let dots = MemoryPath::parse("/memories/.../x").unwrap();
+        assert_eq!(rel(&dots).unwrap(), PathBuf::from("...").join("x"));
     }
 
     #[test]

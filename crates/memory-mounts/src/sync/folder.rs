@@ -220,7 +220,8 @@ impl Folder {
 }
 
 /// `rel` when it names a file below the root in the store's terms: `/`-separated, no empty,
-/// `.` or `..` segment, no backslash or NUL.
+/// `.` or `..` segment, no backslash or NUL; on Windows, no name Windows cannot hold (a
+/// memory `/con.md` would open the console device).
 fn check_rel(rel: &str) -> io::Result<&str> {
     let bad = rel.is_empty()
         || rel.contains(['\\', '\0'])
@@ -231,6 +232,14 @@ fn check_rel(rel: &str) -> io::Result<&str> {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("{rel:?} cannot be a file below the folder"),
+        ));
+    }
+    if cfg!(windows)
+        && let Some(why) = rel.split('/').find_map(memory_core::windows_name_problem)
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{rel:?} cannot be a file here: {why}"),
         ));
     }
     Ok(rel)
