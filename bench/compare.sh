@@ -41,7 +41,7 @@ if [ -n "${MEMORY_BIN:-}" ] && [ -n "${MEMORY_BENCH_BIN:-}" ]; then
     bench_bin="$(cd "$(dirname "$MEMORY_BENCH_BIN")" && pwd)/$(basename "$MEMORY_BENCH_BIN")"
 else
     step "release build of memory and memory-bench"
-    cargo build --release -p memory-cli -p memory-bench --bins >&2
+    cargo build --release -p memory-layer-cli -p memory-bench --bins >&2
     target_dir="$(cargo metadata --format-version 1 --no-deps |
         python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
     memory_bin="$target_dir/release/memory"

@@ -21,9 +21,9 @@ fail() {
 check() {
     local what="$1"
     shift
-    echo "check-features: cargo check -p memory-runner $*"
+    echo "check-features: cargo check -p memory-layer-runner $*"
     local out
-    if ! out="$(cargo check --quiet -p memory-runner --lib "$@" 2>&1)"; then
+    if ! out="$(cargo check --quiet -p memory-layer-runner --lib "$@" 2>&1)"; then
         printf '%s\n' "$out" >&2
         fail "memory-runner does not compile with $what"
     fi
@@ -59,9 +59,9 @@ tree_must_not_name() {
 
 tree_must_not_name "memory-core must use no HTTP client, SQL or object-store library" \
     'reqwest$|hyper$|hyper-|rusqlite$|libsqlite3-sys$|object_store$|aws-' \
-    -p memory-core
+    -p memory-layer-core
 tree_must_not_name "memory-runner with only \`sqlite\` must pull no HTTP stack" \
     'reqwest$|hyper$|hyper-' \
-    -p memory-runner --no-default-features --features sqlite
+    -p memory-layer-runner --no-default-features --features sqlite
 
 echo "check-features: ok"

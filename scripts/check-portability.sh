@@ -157,11 +157,11 @@ xcargo() {
 
 step "macOS (aarch64-apple-darwin): cargo check of memory-core, memory-fs, memory-encrypted, memory-runner (fs, encrypted)"
 xcargo check --target aarch64-apple-darwin \
-    -p memory-core -p memory-fs -p memory-encrypted -p memory-runner \
+    -p memory-layer-core -p memory-layer-fs -p memory-layer-encrypted -p memory-layer-runner \
     --no-default-features --features fs,encrypted
 
 step "Windows (x86_64-pc-windows-gnu): cargo build of memory.exe, default features, linked by mingw"
-xcargo build --target x86_64-pc-windows-gnu -p memory-cli --bin memory
+xcargo build --target x86_64-pc-windows-gnu -p memory-layer-cli --bin memory
 exe="$CARGO_TARGET_DIR/x86_64-pc-windows-gnu/debug/memory.exe"
 [ -f "$exe" ] || fail "cargo built no $exe"
 # A DLL of mingw's (libgcc_s_seh-1.dll, libwinpthread-1.dll, ...) is on no user's Windows.

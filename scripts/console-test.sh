@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Browser tests of the web console of `memory serve`, in headless Chromium.
 #
-#   scripts/console-test.sh            # builds `memory` (cargo build -p memory-cli)
+#   scripts/console-test.sh            # builds `memory` (cargo build -p memory-layer-cli)
 #   MEMORY_BIN=path/to/memory scripts/console-test.sh
 #   CONSOLE_SCREENSHOTS=docs/console scripts/console-test.sh   # also refreshes the screenshots
 #
@@ -53,8 +53,8 @@ if [ -n "${MEMORY_BIN:-}" ]; then
     bin="$MEMORY_BIN"
 else
     target="${CARGO_TARGET_DIR:-$root/target}"
-    say "building memory (cargo build -p memory-cli)"
-    cargo build -q -p memory-cli >&2 || die "cargo build -p memory-cli failed"
+    say "building memory (cargo build -p memory-layer-cli)"
+    cargo build -q -p memory-layer-cli >&2 || die "cargo build -p memory-layer-cli failed"
     bin="$target/debug/memory"
 fi
 case "$bin" in */*) bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")" ;; esac

@@ -8,7 +8,7 @@
 # reuses the venv and the folder).
 #
 #   MEMORY_SEMANTIC_MODEL_DIR="$(scripts/semantic-model.sh)" \
-#       cargo test -p memory-search --features semantic --test quality -- --nocapture
+#       cargo test -p memory-layer-search --features semantic --test quality -- --nocapture
 #
 # What the folder is: MiniLM's input layer used as a static model (a text's vector is the mean
 # of its tokens' rows), not the transformer, which memory-search does not run. model2vec's

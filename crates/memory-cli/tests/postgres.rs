@@ -28,7 +28,7 @@ fn pg_url() -> String {
         Ok(url) if !url.is_empty() => url,
         _ => panic!(
             "MEMORY_TEST_POSTGRES_URL is not set: these tests need a real PostgreSQL. Run \
-             `scripts/pg-test-server.sh run -- cargo test -p memory-cli --test postgres`"
+             `scripts/pg-test-server.sh run -- cargo test -p memory-layer-cli --test postgres`"
         ),
     }
 }

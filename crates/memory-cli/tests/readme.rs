@@ -16,7 +16,7 @@ const SKIPPED: &[(&str, &str)] = &[
         "the test command itself (it runs this test, and takes about 25 minutes)",
     ),
     (
-        "cargo build --release -p memory-cli",
+        "cargo build --release -p memory-layer-cli",
         "builds the release binary (minutes); the test puts its own build first on PATH instead",
     ),
     (
@@ -58,18 +58,18 @@ fn sh_blocks(markdown: &str) -> Vec<(usize, String)> {
     blocks
 }
 
-/// The block as the test runs it: `cargo run [FLAGS] -p memory-cli -- ARGS` (how a reader with
+/// The block as the test runs it: `cargo run [FLAGS] -p memory-layer-cli -- ARGS` (how a reader with
 /// nothing installed starts the program) becomes `memory ARGS`, the binary cargo built for these
 /// tests, first on PATH, instead of a second cargo build inside the test.
 fn with_built_binary(block: &str) -> String {
     block
         .lines()
         .map(
-            |line| match (line.find("cargo run"), line.find("-p memory-cli -- ")) {
+            |line| match (line.find("cargo run"), line.find("-p memory-layer-cli -- ")) {
                 (Some(start), Some(flag)) if start < flag => format!(
                     "{}memory {}",
                     &line[..start],
-                    &line[flag + "-p memory-cli -- ".len()..]
+                    &line[flag + "-p memory-layer-cli -- ".len()..]
                 ),
                 _ => line.to_string(),
             },

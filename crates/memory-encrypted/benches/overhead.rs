@@ -1,7 +1,7 @@
 //! What encryption costs over the inner store: write and read of 1 KiB and 64 KiB files,
 //! through `Encrypted<InMemoryStorage>` and through `InMemoryStorage` alone.
 //!
-//! `cargo bench -p memory-encrypted`. The in-memory store does no I/O, so the difference is
+//! `cargo bench -p memory-layer-encrypted`. The in-memory store does no I/O, so the difference is
 //! the wrapper's whole cost (AES-256-GCM, the data-key wrap, random draws, copies); over a
 //! real folder or database it is a much smaller share.
 

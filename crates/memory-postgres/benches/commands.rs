@@ -1,7 +1,7 @@
 //! Each memory-tool command on PostgreSQL beside SQLite, and the versioned-store engine's
 //! durable writes by 1 and by 8 concurrent writers on PostgreSQL beside SQLite.
 //!
-//! `scripts/pg-test-server.sh run -- cargo bench -p memory-postgres --bench commands`.
+//! `scripts/pg-test-server.sh run -- cargo bench -p memory-layer-postgres --bench commands`.
 //!
 //! - `commands/<command>/<backend>`: one `view`, `create`, `str_replace`, `insert`, `delete`
 //!   or `rename` through `MemoryTool`, durable on both (`sync=full`: PostgreSQL's
@@ -33,7 +33,7 @@ fn url() -> String {
     std::env::var("MEMORY_TEST_POSTGRES_URL").unwrap_or_else(|_| {
         panic!(
             "MEMORY_TEST_POSTGRES_URL is not set: run the bench through \
-             `scripts/pg-test-server.sh run -- cargo bench -p memory-postgres --bench commands`"
+             `scripts/pg-test-server.sh run -- cargo bench -p memory-layer-postgres --bench commands`"
         )
     })
 }

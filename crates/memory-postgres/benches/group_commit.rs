@@ -1,7 +1,7 @@
 //! Shared commits on PostgreSQL: durable edits (`sync=full`, every commit flushed to the WAL)
 //! by 1 task beside 8 concurrent tasks on one root, through `MemoryTool`.
 //!
-//! `scripts/pg-test-server.sh run -- cargo bench -p memory-postgres --bench group_commit`. Each
+//! `scripts/pg-test-server.sh run -- cargo bench -p memory-layer-postgres --bench group_commit`. Each
 //! bench is named `postgres_durable_edits/<tasks>` with its throughput in edits per second.
 //! Each task `str_replace`s in a file of its own, so the tasks never conflict and every edit
 //! is one compare-and-swap `UPDATE` committed on its own; an update takes no lock but its
@@ -22,7 +22,7 @@ fn url() -> String {
         panic!(
             "MEMORY_TEST_POSTGRES_URL is not set: start a PostgreSQL with \
              `eval \"$(scripts/pg-test-server.sh start)\"` or run the bench through \
-             `scripts/pg-test-server.sh run -- cargo bench -p memory-postgres`"
+             `scripts/pg-test-server.sh run -- cargo bench -p memory-layer-postgres`"
         )
     })
 }

@@ -975,7 +975,7 @@ mod tests {
     #[tokio::test]
     async fn read_only_sessions_refuse_writes_on_the_server() {
         let url = std::env::var("MEMORY_TEST_POSTGRES_URL").expect(
-            "MEMORY_TEST_POSTGRES_URL is not set: run `scripts/pg-test-server.sh run -- cargo test -p memory-postgres`",
+            "MEMORY_TEST_POSTGRES_URL is not set: run `scripts/pg-test-server.sh run -- cargo test -p memory-layer-postgres`",
         );
         let sep = if url.contains('?') { '&' } else { '?' };
         let url = format!("{url}{sep}schema=memory_tests&root=read_only_sessions");

@@ -14,7 +14,7 @@
 //!
 //! ```text
 //! MEMORY_SEMANTIC_MODEL_DIR="$(scripts/semantic-model.sh)" scripts/pg-test-server.sh run -- \
-//!     cargo test -p memory-runner --all-features --test search_eval -- --nocapture
+//!     cargo test -p memory-layer-runner --all-features --test search_eval -- --nocapture
 //! ```
 
 #![cfg(all(
@@ -356,7 +356,7 @@ fn postgres_url() -> String {
         Ok(url) if !url.is_empty() => url,
         _ => panic!(
             "MEMORY_TEST_POSTGRES_URL is not set: this test needs a real PostgreSQL. Run \
-             `scripts/pg-test-server.sh run -- cargo test -p memory-runner --all-features --test search_eval`"
+             `scripts/pg-test-server.sh run -- cargo test -p memory-layer-runner --all-features --test search_eval`"
         ),
     };
     let nanos = SystemTime::now()

@@ -15,7 +15,7 @@
 //!   this measures what the FTS row adds, on the same SQLite). Sync is off everywhere, so the
 //!   figures show the work, not the disk's flush time (which only shrinks the ratios).
 //!
-//! `cargo bench -p memory-search --bench search` (slow: it builds stores of 20,000 files);
+//! `cargo bench -p memory-layer-search --bench search` (slow: it builds stores of 20,000 files);
 //! `MEMORY_SEARCH_BENCH_SIZES=100,2000` picks sizes; `MEMORY_SEARCH_PROFILE=N` runs N warm
 //! folder searches without criterion and prints their CPU time (see `profile`).
 

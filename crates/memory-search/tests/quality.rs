@@ -3,7 +3,7 @@
 //! keyword search (the side index, and memory-sqlite's FTS5) and, with feature `semantic`,
 //! hybrid search with a synthetic model built from the fixture's synonym groups.
 //!
-//! Prints its figures (`cargo test -p memory-search --all-features --test quality -- --nocapture`).
+//! Prints its figures (`cargo test -p memory-layer-search --all-features --test quality -- --nocapture`).
 //!
 //! With feature `semantic`, `hybrid_quality_with_a_real_model` also measures a real small
 //! embedding model: its folder comes from `MEMORY_SEMANTIC_MODEL_DIR`, which
@@ -12,7 +12,7 @@
 //!
 //! ```text
 //! MEMORY_SEMANTIC_MODEL_DIR="$(scripts/semantic-model.sh)" \
-//!     cargo test -p memory-search --features semantic --test quality -- --nocapture
+//!     cargo test -p memory-layer-search --features semantic --test quality -- --nocapture
 //! ```
 //!
 //! Without the variable, or with a folder that is not a model, that test fails: it never skips.

@@ -16,7 +16,7 @@
 //! - `write/same-bytes`: [`IndexMode::Write`], rewriting the bytes already there (the search table is
 //!   left alone: the row's words are still right).
 //!
-//! `cargo bench -p memory-sqlite --bench search_write`. The machine is shared, so timings are
+//! `cargo bench -p memory-layer-sqlite --bench search_write`. The machine is shared, so timings are
 //! noisy; `MEMORY_SQLITE_BENCH_COUNT=N` instead runs N writes of each case without criterion
 //! (`MEMORY_SQLITE_BENCH_CASE=name` picks one), for counting instructions under
 //! `valgrind --tool=callgrind`, which the load does not change: the difference between two

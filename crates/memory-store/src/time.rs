@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -78,19 +78,61 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-impl fmt::Display for Timestamp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Timestamp {
+    /// The same instant as a [`SystemTime`].
+    pub fn to_system_time(self) -> SystemTime {
+        let micros = Duration::from_micros(self.0.unsigned_abs());
+        if self.0 >= 0 {
+            UNIX_EPOCH + micros
+        } else {
+            UNIX_EPOCH - micros
+        }
+    }
+
+    /// RFC 3339 in whole seconds (`2026-01-02T03:04:05Z`), for listings people read.
+    ///
+    /// ```
+    /// use memory_store::Timestamp;
+    ///
+    /// let t: Timestamp = "2026-01-02T03:04:05.9Z".parse().unwrap();
+    /// assert_eq!(t.to_rfc3339_seconds(), "2026-01-02T03:04:05Z");
+    /// ```
+    pub fn to_rfc3339_seconds(self) -> String {
+        let (date_time, _) = self.parts();
+        format!("{date_time}Z")
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS` and the microseconds past it.
+    fn parts(self) -> (String, i64) {
         let secs = self.0.div_euclid(1_000_000);
         let micros = self.0.rem_euclid(1_000_000);
         let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
         let rem = secs.rem_euclid(86_400);
-        write!(
-            f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}Z",
+        let date_time = format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
             rem / 3600,
             rem % 3600 / 60,
             rem % 60
-        )
+        );
+        (date_time, micros)
+    }
+}
+
+/// Microseconds are kept; finer parts of the time are dropped.
+impl From<SystemTime> for Timestamp {
+    fn from(time: SystemTime) -> Self {
+        let micros = |d: Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+        match time.duration_since(UNIX_EPOCH) {
+            Ok(after) => Timestamp(micros(after)),
+            Err(before) => Timestamp(-micros(before.duration())),
+        }
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (date_time, micros) = self.parts();
+        write!(f, "{date_time}.{micros:06}Z")
     }
 }
 
@@ -225,6 +267,29 @@ mod tests {
         ] {
             assert!(bad.parse::<Timestamp>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn system_times_and_whole_seconds() {
+        for secs in [0, 951_782_400, 1_709_210_096, 4_102_444_799] {
+            let time = UNIX_EPOCH + Duration::from_secs(secs);
+            let t = Timestamp::from(time);
+            assert_eq!(t.to_system_time(), time);
+            let again: Timestamp = t.to_rfc3339_seconds().parse().unwrap();
+            assert_eq!(again, t, "{secs}");
+        }
+        let at = |secs: u64| Timestamp::from(UNIX_EPOCH + Duration::from_secs(secs));
+        assert_eq!(at(0).to_rfc3339_seconds(), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400).to_rfc3339_seconds(), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_709_210_096).to_rfc3339_seconds(), "2024-02-29T12:34:56Z");
+        let before = Timestamp::from(UNIX_EPOCH - Duration::from_millis(1500));
+        assert_eq!(before.to_string(), "1969-12-31T23:59:58.500000Z");
+        assert_eq!(before.to_system_time(), UNIX_EPOCH - Duration::from_millis(1500));
+        let parsed: Timestamp = "2024-02-29t14:34:56.250+02:00".parse().unwrap();
+        assert_eq!(
+            parsed.to_system_time(),
+            UNIX_EPOCH + Duration::from_secs(1_709_210_096) + Duration::from_millis(250)
+        );
     }
 
     #[test]

@@ -26,7 +26,7 @@ use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::modified::keep_modified;
 use super::progress::Progress;
-use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, time};
+use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, parse_rfc3339, rfc3339};
 
 pub(crate) const EXPORT_LONG_ABOUT: &str = "\
 Write the whole store as a portable archive: JSON Lines, one line per file, with its
@@ -195,7 +195,7 @@ async fn write_archive<W: AsyncWrite + Unpin>(
     quiet: bool,
 ) -> Result<Written, WriteFailure> {
     let mut progress = Progress::stderr("export", files.len() as u64, quiet);
-    let header = archive::header_line(&time::rfc3339(std::time::SystemTime::now()));
+    let header = archive::header_line(&rfc3339(std::time::SystemTime::now()));
     write_line(out, &header).await?;
     let mut written = Written::default();
     for meta in files {
@@ -213,7 +213,7 @@ async fn write_archive<W: AsyncWrite + Unpin>(
                 )));
             }
         };
-        let modified = meta.modified.map(time::rfc3339);
+        let modified = meta.modified.map(rfc3339);
         let line = archive::file_line(meta.path.as_str(), &contents, modified.as_deref());
         write_line(out, &line).await?;
         written.files += 1;
@@ -278,7 +278,7 @@ pub(crate) async fn import(args: ImportArgs) -> Outcome {
             .map_err(|e| partial_failure(&format!("write {}", file.path), e, written))?;
         // Each file keeps the time the archive gives it (a time that is not RFC 3339 is
         // left out: the file has the time of the import).
-        if let Some(modified) = file.modified.as_deref().and_then(time::parse_rfc3339) {
+        if let Some(modified) = file.modified.as_deref().and_then(parse_rfc3339) {
             keep_modified(store.as_ref(), &file.path, modified).await?;
         }
         written.files += 1;

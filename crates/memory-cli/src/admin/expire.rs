@@ -8,7 +8,7 @@ use memory_core::{Entry, Error, MemoryPath};
 use super::archive::plural;
 use super::duration::parse_duration;
 use super::progress::Progress;
-use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, time, write_stdout};
+use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, rfc3339, write_stdout};
 
 /// Arguments of `memory expire`.
 #[derive(Debug, clap::Args)]
@@ -110,7 +110,7 @@ pub(crate) async fn run(args: ExpireArgs) -> Outcome {
             "memory: {verb} {count} file{} ({}) not modified since {}{}",
             plural(count),
             human_size(bytes),
-            time::rfc3339(cutoff),
+            rfc3339(cutoff),
             if args.dry_run {
                 " (dry run: nothing was deleted)"
             } else {

@@ -6,7 +6,7 @@ use memory_core::{Entry, FileMeta, MemoryPath, Storage};
 use serde_json::{Value, json};
 
 use super::{
-    Access, Exit, Failure, Outcome, StoreArgs, human_size, parse_path, time, write_stdout,
+    Access, Exit, Failure, Outcome, StoreArgs, human_size, parse_path, rfc3339, write_stdout,
 };
 
 /// Arguments of `memory ls`.
@@ -95,7 +95,7 @@ pub(crate) fn file_json(meta: &FileMeta) -> Value {
     json!({
         "path": meta.path.as_str(),
         "size": meta.size,
-        "modified": meta.modified.map(time::rfc3339),
+        "modified": meta.modified.map(rfc3339),
     })
 }
 

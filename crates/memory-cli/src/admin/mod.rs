@@ -23,7 +23,6 @@ mod put;
 mod rekey;
 mod rm;
 mod stats;
-mod time;
 
 use std::fmt;
 use std::process::ExitCode;
@@ -31,6 +30,19 @@ use std::process::ExitCode;
 use memory_core::{Error, MemoryPath};
 
 pub(crate) use crate::exit::{EXIT_STATUS_HELP, Exit};
+
+/// `2025-01-31T12:00:00Z`: a file's time as the admin commands print it (whole seconds, UTC;
+/// memory-store's `Timestamp` is the one RFC 3339 routine).
+pub(crate) fn rfc3339(time: std::time::SystemTime) -> String {
+    memory_store::Timestamp::from(time).to_rfc3339_seconds()
+}
+
+/// The instant an RFC 3339 time names (what `memory export` writes in an archive's
+/// `modified`); `None` for anything else, and for times before 1970, which no store keeps.
+pub(crate) fn parse_rfc3339(text: &str) -> Option<std::time::SystemTime> {
+    let time = text.parse::<memory_store::Timestamp>().ok()?.to_system_time();
+    (time >= std::time::UNIX_EPOCH).then_some(time)
+}
 pub(crate) use crate::store_args::{Access, StoreArgs, open_store, same_store};
 
 /// A failed admin command: the message for standard error and the exit status.

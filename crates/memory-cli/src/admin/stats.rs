@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use memory_core::{FileMeta, MemoryPath};
 use serde_json::{Value, json};
 
-use super::{Access, Failure, Outcome, StoreArgs, human_size, time, write_stdout};
+use super::{Access, Failure, Outcome, StoreArgs, human_size, rfc3339, write_stdout};
 
 /// Arguments of `memory stats`.
 #[derive(Debug, clap::Args)]
@@ -105,7 +105,7 @@ impl<'a> Stats<'a> {
         );
         for (label, file) in [("oldest", self.oldest), ("newest", self.newest)] {
             if let Some(f) = file {
-                let when = f.modified.map(time::rfc3339).unwrap_or_default();
+                let when = f.modified.map(rfc3339).unwrap_or_default();
                 out.push_str(&format!("{label:<13}{when}  {}\n", f.path));
             }
         }

@@ -9,7 +9,7 @@ pub fn pg_base() -> String {
         Ok(url) if !url.is_empty() => url,
         _ => panic!(
             "MEMORY_TEST_POSTGRES_URL is not set: these tests need a real PostgreSQL. Run \
-             `scripts/pg-test-server.sh run -- cargo test -p memory-cli --all-features`"
+             `scripts/pg-test-server.sh run -- cargo test -p memory-layer-cli --all-features`"
         ),
     }
 }

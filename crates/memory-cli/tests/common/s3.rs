@@ -11,7 +11,7 @@ pub fn s3_bucket(test: &str) -> (String, String) {
     let Ok(endpoint) = std::env::var("MEMORY_TEST_S3_ENDPOINT") else {
         panic!(
             "{test} needs a real S3 API and MEMORY_TEST_S3_ENDPOINT is not set: run \
-             `scripts/s3-test-server.sh run -- cargo test -p memory-cli --all-features` (scripts/test.sh does)"
+             `scripts/s3-test-server.sh run -- cargo test -p memory-layer-cli --all-features` (scripts/test.sh does)"
         );
     };
     let endpoint = endpoint.trim_end_matches('/').to_owned();

@@ -20,7 +20,7 @@ pub fn url() -> String {
             "MEMORY_TEST_POSTGRES_URL is not set: the memory-postgres tests need a real PostgreSQL. \
              Start one with `eval \"$(scripts/pg-test-server.sh start)\"` (stop it with \
              `scripts/pg-test-server.sh stop`), or run \
-             `scripts/pg-test-server.sh run -- cargo test -p memory-postgres`"
+             `scripts/pg-test-server.sh run -- cargo test -p memory-layer-postgres`"
         ),
     }
 }
@@ -89,7 +89,7 @@ pub fn script_var(name: &str) -> String {
         Ok(value) if !value.is_empty() => value,
         _ => panic!(
             "{name} is not set: start the test PostgreSQL with `eval \"$(scripts/pg-test-server.sh start)\"` \
-             (or run `scripts/pg-test-server.sh run -- cargo test -p memory-postgres`)"
+             (or run `scripts/pg-test-server.sh run -- cargo test -p memory-layer-postgres`)"
         ),
     }
 }
