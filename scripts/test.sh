@@ -7,7 +7,8 @@
 # S3 server (scripts/s3-test-server.sh: moto, for memory-s3 and `s3://` stores), a throwaway
 # PostgreSQL (scripts/pg-test-server.sh, for memory-postgres and `postgres://` stores), the
 # feature checks (scripts/check-features.sh: memory-runner with each backend feature alone, and
-# the dependency trees that must stay small), the macOS and Windows builds with the contract
+# the dependency trees that must stay small), `cargo package` of every published crate (their
+# license copies identical to the root's), the macOS and Windows builds with the contract
 # cases under wine (scripts/check-portability.sh), the workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
 # run of every criterion bench once in test mode (compiled and exercised, not timed), then the
 # differential check of the
@@ -52,6 +53,25 @@ export MEMORY_SEMANTIC_MODEL_DIR
 
 step "what users build: each backend feature alone, and the dependency trees"
 scripts/check-features.sh
+
+step "what the registry gets: cargo package of every published crate and the CLI (no build)"
+# The crates that are published (`publish = false` ones left out); each must carry the root's
+# license texts, as copies (a package holds no file outside its folder), kept identical here.
+published="$(cargo metadata --no-deps --format-version 1 | "$ORACLE_VENV/bin/python" -c '
+import json, os, sys
+for pkg in json.load(sys.stdin)["packages"]:
+    if pkg["publish"] != []:
+        print(pkg["name"], os.path.dirname(pkg["manifest_path"]))')"
+package_args=()
+while read -r pkg dir; do
+    for license in LICENSE-MIT LICENSE-APACHE; do
+        cmp -s "$license" "$dir/$license" || { echo "$dir/$license differs from ./$license" >&2; exit 1; }
+    done
+    package_args+=(-p "$pkg")
+done <<< "$published"
+# --no-verify: the packages are built and tested above and below from the same sources; a
+# verifying build of each from its .crate would take many minutes on 2 cores.
+cargo package --quiet --allow-dirty --no-verify "${package_args[@]}"
 
 step "what macOS and Windows users build, and the contract cases under wine (scripts/check-portability.sh)"
 # Debian's rustc-web with -Zbuild-std, mingw and wine64 (installed when missing), in its own
