@@ -281,10 +281,16 @@ mod tests {
         let at = |secs: u64| Timestamp::from(UNIX_EPOCH + Duration::from_secs(secs));
         assert_eq!(at(0).to_rfc3339_seconds(), "1970-01-01T00:00:00Z");
         assert_eq!(at(951_782_400).to_rfc3339_seconds(), "2000-02-29T00:00:00Z");
-        assert_eq!(at(1_709_210_096).to_rfc3339_seconds(), "2024-02-29T12:34:56Z");
+        assert_eq!(
+            at(1_709_210_096).to_rfc3339_seconds(),
+            "2024-02-29T12:34:56Z"
+        );
         let before = Timestamp::from(UNIX_EPOCH - Duration::from_millis(1500));
         assert_eq!(before.to_string(), "1969-12-31T23:59:58.500000Z");
-        assert_eq!(before.to_system_time(), UNIX_EPOCH - Duration::from_millis(1500));
+        assert_eq!(
+            before.to_system_time(),
+            UNIX_EPOCH - Duration::from_millis(1500)
+        );
         let parsed: Timestamp = "2024-02-29t14:34:56.250+02:00".parse().unwrap();
         assert_eq!(
             parsed.to_system_time(),

@@ -40,7 +40,10 @@ pub(crate) fn rfc3339(time: std::time::SystemTime) -> String {
 /// The instant an RFC 3339 time names (what `memory export` writes in an archive's
 /// `modified`); `None` for anything else, and for times before 1970, which no store keeps.
 pub(crate) fn parse_rfc3339(text: &str) -> Option<std::time::SystemTime> {
-    let time = text.parse::<memory_store::Timestamp>().ok()?.to_system_time();
+    let time = text
+        .parse::<memory_store::Timestamp>()
+        .ok()?
+        .to_system_time();
     (time >= std::time::UNIX_EPOCH).then_some(time)
 }
 pub(crate) use crate::store_args::{Access, StoreArgs, open_store, same_store};
