@@ -11,13 +11,14 @@ use clap::{Parser, Subcommand, ValueEnum};
 use memory_cli::exec;
 use memory_core::{CreateMode, MemoryTool};
 
-use admin::error_chain;
+use failure::error_chain;
 use store_args::{Access, StoreArgs};
 
 #[macro_use]
 mod exit;
 mod admin;
 mod dream;
+mod failure;
 mod jsonrpc;
 mod mcp;
 mod mounts;

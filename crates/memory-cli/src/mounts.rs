@@ -16,7 +16,7 @@ use memory_runner::mounts::{
 };
 use memory_runner::{OpenOptions, STORE_API_KEY_VAR, open_mount};
 
-use crate::admin::Failure;
+use crate::failure::Failure;
 use crate::exit::Exit;
 use crate::store_args::{Access as StoreAccess, StoreArgs};
 

@@ -7,8 +7,9 @@ use memory_core::search::{DEFAULT_LIMIT, QueryError, SearchHit, SearchQuery};
 use memory_core::{Error, MemoryPath, Storage};
 use serde_json::{Value, json};
 
-use crate::admin::{Failure, parse_path, write_stdout};
+use crate::admin::{parse_path, write_stdout};
 use crate::exit::Exit;
+use crate::failure::Failure;
 use crate::store_args::{Access, StoreArgs};
 
 /// `memory search --help`, after the options.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use memory_cli::store_url::{self, OpenOptions, Scheme, StoreUrl};
 use memory_core::Storage;
 
-use crate::admin::{Failure, error_chain};
+use crate::failure::{Failure, error_chain};
 use crate::exit::Exit;
 
 /// The store of every command but `memory mcp` when neither `--store` nor `MEMORY_STORE` is

@@ -10,7 +10,9 @@ use memory_runner::OpenOptions;
 use memory_runner::mounts::sync::{DeleteMode, FolderSync, SyncError, SyncOptions, SyncReport};
 use sha2::{Digest, Sha256};
 
-use crate::admin::{Exit, error_chain, parse_duration};
+use crate::admin::parse_duration;
+use crate::exit::Exit;
+use crate::failure::error_chain;
 
 /// The shortest `--interval` (the SDK's `MIN_MEMORY_SYNC_INTERVAL`): every pass lists the
 /// whole store.
