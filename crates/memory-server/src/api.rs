@@ -7,7 +7,7 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use memory_store::{
@@ -19,6 +19,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::ApiKeys;
+use crate::app::App;
 
 /// Default of [`ServerConfig::body_limit`]: 1 MiB (a 100 kB memory fits even with every
 /// character JSON-escaped as `\uXXXX`).
@@ -152,17 +153,6 @@ impl ServerConfig {
     }
 }
 
-/// What every handler (the API's and the console's) works with.
-#[derive(Clone)]
-pub(crate) struct App {
-    /// The engine: every action of the API and of the console is one of its calls.
-    pub(crate) engine: MemoryStores,
-    /// The server's settings (its API keys among them).
-    pub(crate) config: ServerConfig,
-    /// The console's sign-in sessions.
-    pub(crate) sessions: crate::console::Sessions,
-}
-
 /// Per-request context the auth middleware puts into the request's extensions.
 #[derive(Debug, Clone)]
 struct Ctx {
@@ -251,24 +241,11 @@ fn ok(value: &impl Serialize) -> Answer {
     Ok(json_response(StatusCode::OK, value))
 }
 
-/// The router with every endpoint of the memory-stores API, `GET /health`, the web console
-/// at `/console/` (unless [`ServerConfig::console`] is off), and the authentication and
-/// request-id middleware.
-pub fn router(engine: MemoryStores, config: ServerConfig) -> Router {
-    let console = config.console;
-    let app = App {
-        engine,
-        config,
-        sessions: crate::console::Sessions::default(),
-    };
+/// The API's routes: every endpoint of the memory-stores API and `GET /health`.
+pub(crate) fn routes() -> Router<App> {
     let stores = "/v1/memory_stores";
-    let api = Router::new();
-    let api = if console {
-        api.merge(crate::console::routes())
-    } else {
-        api
-    };
-    api.route("/health", get(health))
+    Router::new()
+        .route("/health", get(health))
         .route(stores, get(list_stores).post(create_store))
         .route(
             &format!("{stores}/{{store}}"),
@@ -297,10 +274,6 @@ pub fn router(engine: MemoryStores, config: ServerConfig) -> Router {
             &format!("{stores}/{{store}}/memory_versions/{{version}}/redact"),
             post(redact_version),
         )
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::from_fn_with_state(app.clone(), context))
-        .with_state(app)
 }
 
 fn new_request_id() -> String {
@@ -356,7 +329,7 @@ pub(crate) fn workspace_of(headers: &HeaderMap) -> Result<Option<String>, &'stat
 
 /// Gives each request an id (the `request-id` response header and `request_id` of errors),
 /// checks its API key and records the actor.
-async fn context(State(app): State<App>, mut request: Request, next: Next) -> Response {
+pub(crate) async fn context(State(app): State<App>, mut request: Request, next: Next) -> Response {
     let request_id = new_request_id();
     // The console signs its users in itself (with the same keys, see `console`), and every
     // one of its answers carries its security headers.
@@ -430,7 +403,7 @@ fn ctx_of(request: &Request) -> Ctx {
     })
 }
 
-async fn not_found(request: Request) -> Response {
+pub(crate) async fn not_found(request: Request) -> Response {
     let ctx = ctx_of(&request);
     ApiError::new(
         StatusCode::NOT_FOUND,
@@ -440,7 +413,7 @@ async fn not_found(request: Request) -> Response {
     .render(&ctx.request_id)
 }
 
-async fn method_not_allowed(request: Request) -> Response {
+pub(crate) async fn method_not_allowed(request: Request) -> Response {
     let ctx = ctx_of(&request);
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,

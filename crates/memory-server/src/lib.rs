@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod api;
+mod app;
 mod auth;
 mod conn;
 mod console;
@@ -12,8 +13,9 @@ use std::future::Future;
 
 pub use api::{
     DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_SHUTDOWN_TIMEOUT, ServerConfig, router,
+    DEFAULT_SHUTDOWN_TIMEOUT, ServerConfig,
 };
+pub use app::router;
 pub use auth::{ApiKeys, ApiKeysError};
 pub use conn::{DESCRIPTOR_HEADROOM, MAX_DEFAULT_CONNECTIONS, default_max_connections};
 pub use console::CSP as CONSOLE_CSP;

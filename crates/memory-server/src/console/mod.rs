@@ -33,7 +33,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use memory_store::{Actor, MemoryStores, Reason, StoreError};
 
-use crate::api::App;
+use crate::app::App;
 use session::Session;
 pub(crate) use session::Sessions;
 

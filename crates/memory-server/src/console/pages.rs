@@ -15,7 +15,7 @@ use memory_store::{
 
 use super::html::{self, count, esc, q, seg, size};
 use super::{Post, Viewer, diff, error_box, read_post, redirect, session, viewer};
-use crate::api::App;
+use crate::app::App;
 use memory_core::archive;
 
 /// Most memories the store page lists (the tree of a larger store is cut, and says so).
