@@ -1,5 +1,10 @@
-//! A line diff for the history pages: the lines both texts share are kept in order (a
-//! longest common subsequence), the rest shown as removed or added.
+//! A line diff for the history pages, by the `similar` crate (Myers' algorithm, with a
+//! deadline so a huge change cannot hold a request): the lines both texts share are kept in
+//! order, the rest shown as removed or added.
+
+use std::time::{Duration, Instant};
+
+use similar::{Algorithm, ChangeTag};
 
 /// One line of a diff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,31 +17,28 @@ pub(crate) enum Line<'a> {
     Added(&'a str),
 }
 
-/// Largest table (old lines × new lines, after the common head and tail are taken off) the
-/// exact diff computes; past it the changed middle is shown as removed, then added.
-const MAX_CELLS: usize = 4_000_000;
+/// Longest a diff may search for the smallest edit; past it `similar` gives a larger (still
+/// correct) one.
+const DEADLINE: Duration = Duration::from_millis(500);
 
 /// The lines of `old` and `new` as a diff, in order.
 pub(crate) fn lines<'a>(old: &'a str, new: &'a str) -> Vec<Line<'a>> {
-    let a: Vec<&str> = split(old);
-    let b: Vec<&str> = split(new);
-    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let tail = a[head..]
-        .iter()
-        .rev()
-        .zip(b[head..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (am, bm) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
-    let mut out: Vec<Line<'a>> = a[..head].iter().map(|l| Line::Same(l)).collect();
-    if am.len().saturating_mul(bm.len()) > MAX_CELLS {
-        out.extend(am.iter().map(|l| Line::Removed(l)));
-        out.extend(bm.iter().map(|l| Line::Added(l)));
-    } else {
-        middle(am, bm, &mut out);
-    }
-    out.extend(a[a.len() - tail..].iter().map(|l| Line::Same(l)));
-    out
+    let a = split(old);
+    let b = split(new);
+    let ops = similar::capture_diff_slices_deadline(
+        Algorithm::Myers,
+        &a,
+        &b,
+        Some(Instant::now() + DEADLINE),
+    );
+    ops.iter()
+        .flat_map(|op| op.iter_changes(&a, &b))
+        .map(|change| match change.tag() {
+            ChangeTag::Equal => Line::Same(change.value()),
+            ChangeTag::Delete => Line::Removed(change.value()),
+            ChangeTag::Insert => Line::Added(change.value()),
+        })
+        .collect()
 }
 
 /// The lines of `text`; a final newline does not make an empty last line.
@@ -48,39 +50,6 @@ fn split(text: &str) -> Vec<&str> {
         .unwrap_or(text)
         .split('\n')
         .collect()
-}
-
-/// The exact diff of `a` and `b` by dynamic programming: `len[i][j]` is the length of the
-/// longest common subsequence of `a[i..]` and `b[j..]`.
-fn middle<'a>(a: &[&'a str], b: &[&'a str], out: &mut Vec<Line<'a>>) {
-    let (n, m) = (a.len(), b.len());
-    let width = m + 1;
-    let mut len = vec![0u32; (n + 1) * width];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            len[i * width + j] = if a[i] == b[j] {
-                len[(i + 1) * width + j + 1] + 1
-            } else {
-                len[(i + 1) * width + j].max(len[i * width + j + 1])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    while i < n && j < m {
-        if a[i] == b[j] {
-            out.push(Line::Same(a[i]));
-            i += 1;
-            j += 1;
-        } else if len[(i + 1) * width + j] >= len[i * width + j + 1] {
-            out.push(Line::Removed(a[i]));
-            i += 1;
-        } else {
-            out.push(Line::Added(b[j]));
-            j += 1;
-        }
-    }
-    out.extend(a[i..].iter().map(|l| Line::Removed(l)));
-    out.extend(b[j..].iter().map(|l| Line::Added(l)));
 }
 
 #[cfg(test)]
@@ -106,7 +75,7 @@ mod tests {
     }
 
     #[test]
-    fn a_replaced_middle_beyond_the_table_is_removed_then_added() {
+    fn a_replaced_middle_is_removed_then_added() {
         let old: String = (0..2100).map(|i| format!("o{i}\n")).collect();
         let new: String = (0..2100).map(|i| format!("n{i}\n")).collect();
         let d = lines(&old, &new);
