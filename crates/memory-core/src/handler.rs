@@ -15,7 +15,7 @@ use crate::{MemoryCommand, MemoryPath, ToolOutput, ViewRange};
 /// `MemoryTool` or write its own handler.
 ///
 /// ```
-/// use async_trait::async_trait;
+/// use memory_core::async_trait;
 /// use memory_core::{MemoryHandler, MemoryPath, ToolOutput, ViewRange};
 ///
 /// /// A handler that refuses every write.

@@ -24,6 +24,11 @@ mod storage;
 mod tool;
 mod windows_names;
 
+/// The attribute on every `impl` of this crate's async traits ([`Storage`], [`MemoryHandler`],
+/// [`messages::Tool`], [`messages::MessagesTransport`]): write `#[memory_core::async_trait]` on
+/// the `impl` block (without it the compiler stops with error E0195). Re-exported from the
+/// `async-trait` crate, so an implementation needs no dependency of its own on it.
+pub use async_trait::async_trait;
 pub use capabilities::Capabilities;
 pub use command::{COMMAND_NAMES, InputError, MemoryCommand, ViewRange};
 pub use error::{BoxError, Error, Result};

@@ -97,6 +97,119 @@ pub enum Entry {
 ///
 /// `Display` names the backend stack, e.g. `Fs(/var/lib/memory)`; it is for logs and operators,
 /// never shown to the model.
+///
+/// # Implementing it
+///
+/// The methods are `async fn`s made object-safe (`Arc<dyn Storage>`) by the `async-trait`
+/// crate, so an implementation carries the same attribute: write `#[memory_core::async_trait]`
+/// on the `impl Storage for ...` block ([`async_trait`](crate::async_trait) is re-exported, so
+/// the backend needs no dependency of its own on `async-trait`; without the attribute the
+/// compiler stops with error E0195). Five methods are required; the others are provided and
+/// correct, and a backend overrides them to be fast or, for
+/// [`create_within`](Storage::create_within), exact under concurrent writers. A store of
+/// files in a map:
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use std::sync::Mutex;
+///
+/// use memory_core::{
+///     Entry, Error, FileMeta, MemoryHandler, MemoryPath, MemoryTool, Result, Storage, StoredFile,
+///     Version, WriteMode,
+/// };
+///
+/// /// Each file with the number of the write that made it, its version.
+/// #[derive(Debug, Default)]
+/// struct MapStorage {
+///     state: Mutex<(BTreeMap<MemoryPath, (Vec<u8>, u64)>, u64)>,
+/// }
+///
+/// impl std::fmt::Display for MapStorage {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("Map")
+///     }
+/// }
+///
+/// fn is_directory(files: &BTreeMap<MemoryPath, (Vec<u8>, u64)>, path: &MemoryPath) -> bool {
+///     path.is_root() || files.keys().any(|p| p != path && p.starts_with(path))
+/// }
+///
+/// #[memory_core::async_trait]
+/// impl Storage for MapStorage {
+///     async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
+///         let (files, _) = &*self.state.lock().unwrap();
+///         let (contents, n) = files.get(path).ok_or(Error::NotFound { path: path.clone() })?;
+///         Ok(StoredFile { contents: contents.clone(), version: Version::new(n.to_string()) })
+///     }
+///
+///     async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
+///         let (files, _) = &*self.state.lock().unwrap();
+///         Ok(match files.get(path) {
+///             Some((contents, _)) => Some(Entry::File(FileMeta {
+///                 path: path.clone(),
+///                 size: contents.len() as u64,
+///                 modified: None,
+///             })),
+///             None => is_directory(files, path).then_some(Entry::Directory),
+///         })
+///     }
+///
+///     async fn write(&self, path: &MemoryPath, bytes: Vec<u8>, mode: WriteMode) -> Result<Version> {
+///         let (files, writes) = &mut *self.state.lock().unwrap();
+///         if let Some(parent) = path.ancestors().into_iter().find(|a| files.contains_key(a)) {
+///             return Err(Error::ParentIsFile { path: path.clone(), parent });
+///         }
+///         let current = files.get(path).map(|(_, n)| n.to_string());
+///         let path = path.clone();
+///         match (mode, current) {
+///             _ if is_directory(files, &path) => return Err(Error::AlreadyExists { path }),
+///             (WriteMode::Create, Some(_)) => return Err(Error::AlreadyExists { path }),
+///             (WriteMode::Update(_), None) => return Err(Error::NotFound { path }),
+///             (WriteMode::Update(expected), Some(current)) if expected.as_str() != current => {
+///                 return Err(Error::Conflict { path });
+///             }
+///             _ => {}
+///         }
+///         *writes += 1;
+///         files.insert(path, (bytes, *writes));
+///         Ok(Version::new(writes.to_string()))
+///     }
+///
+///     async fn delete(&self, path: &MemoryPath) -> Result<()> {
+///         let (files, _) = &mut *self.state.lock().unwrap();
+///         let before = files.len();
+///         files.retain(|p, _| !p.starts_with(path));
+///         if files.len() == before && !path.is_root() {
+///             return Err(Error::NotFound { path: path.clone() });
+///         }
+///         Ok(())
+///     }
+///
+///     async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+///         let (files, _) = &*self.state.lock().unwrap();
+///         let below = files.iter().filter(|(p, _)| *p != dir && p.starts_with(dir));
+///         Ok(below
+///             .map(|(p, (contents, _))| FileMeta {
+///                 path: p.clone(),
+///                 size: contents.len() as u64,
+///                 modified: None,
+///             })
+///             .collect())
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let tool = MemoryTool::new(MapStorage::default());
+/// let create = serde_json::json!({"command": "create", "path": "/memories/a.md", "file_text": "hi"});
+/// assert!(!tool.execute(&create).await.is_error);
+/// let view = serde_json::json!({"command": "view", "path": "/memories/a.md"});
+/// assert!(tool.execute(&view).await.text().unwrap().ends_with("     1\thi"));
+/// # });
+/// ```
+///
+/// Its tests run the conformance suite (feature `conformance`, in dev-dependencies):
+/// `memory_core::conformance::run_all(Arc::new(MapStorage::default())).await` checks every
+/// behaviour listed below.
 #[async_trait]
 pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
     /// Reads a whole file.

@@ -11,7 +11,7 @@
 //! another, and a test's script a third. Nothing here speaks HTTP.
 //!
 //! ```
-//! use async_trait::async_trait;
+//! use memory_core::async_trait;
 //! use memory_core::messages::{
 //!     Message, MessageResponse, MessagesRequest, MessagesTransport, ToolRunner,
 //! };

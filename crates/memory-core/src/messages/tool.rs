@@ -18,7 +18,7 @@ pub const MEMORY_TOOL_TYPE: &str = "memory_20250818";
 /// [`MemoryTool`] is one; an application adds its own by implementing the trait:
 ///
 /// ```
-/// use async_trait::async_trait;
+/// use memory_core::async_trait;
 /// use memory_core::ToolOutput;
 /// use memory_core::messages::Tool;
 /// use serde_json::{Value, json};

@@ -17,7 +17,7 @@ use super::{MessageResponse, MessagesRequest, StreamEvent, events_of};
 /// first error.
 ///
 /// ```
-/// use async_trait::async_trait;
+/// use memory_core::async_trait;
 /// use memory_core::messages::{MessageResponse, MessagesRequest, MessagesTransport};
 /// use serde_json::json;
 ///
