@@ -23,8 +23,12 @@ through client.beta.memory_stores:
   folder with no marker, never one naming another store;
 - --read-only never writes to the store (memories, shas, head versions, version list unchanged);
 - the marker holds exactly the bytes the SDK's `_memories.py` writes;
+- files the store refuses (not UTF-8, over 102,400 bytes) are reported in `refused`, the pass
+  exits 0, they are not sent again until they change;
+- STORE as the database itself (store+sqlite:PATH#ID, or store+postgres://…#ID with --db)
+  beside a folder synced through the server; --session-id is recorded on its versions;
 - usage errors and a store that cannot be opened exit 2; --watch syncs changes and makes a
-  final pass on SIGTERM (exit 0);
+  final pass on SIGTERM (exit 0), and a second sync of its folder meanwhile exits 1;
 - interop: the SDK's own `anthropic.lib.tools._memories.SessionMemoryStores` downloads a store
   into a folder; `memory sync` on that same folder finds nothing to do; edits by `memory sync`
   in another folder reach the SDK's folder through the SDK's sync and the other way round,
@@ -173,7 +177,7 @@ class Folder:
     def command(self, *flags):
         return [self.env.memory, "sync", self.dir, self.store_url, "--json", "--state-dir", self.state, *flags]
 
-    def sync(self, *flags, rc=0, what="sync"):
+    def sync(self, *flags, rc=0, what="sync", raw=False):
         cmd = self.command(*flags)
         where = f"{self.label}: {what}: `memory sync {self.label} … {' '.join(flags)}`"
         try:
@@ -185,8 +189,8 @@ class Folder:
         check(p.returncode == rc,
               f"{where}: exit status {p.returncode}, expected {rc}\n  stdout: {p.stdout.strip()}\n"
               f"  stderr: {p.stderr.strip()}")
-        if rc == 2:
-            return None
+        if rc == 2 or raw:
+            return p
         lines = [line for line in p.stdout.splitlines() if line.strip()]
         check(len(lines) == 1, f"{where}: one pass prints one JSON line, got {len(lines)}: {p.stdout!r}")
         try:
@@ -247,8 +251,8 @@ def stat_tree(root):
 
 
 class Env:
-    def __init__(self, memory, urls, tmp):
-        self.memory, self.urls, self.tmp = memory, urls, tmp
+    def __init__(self, memory, urls, tmp, db):
+        self.memory, self.urls, self.tmp, self.db = memory, urls, tmp, db
         self.client = anthropic.Anthropic(base_url=urls[0], api_key=KEY, max_retries=0)
         self.memories = self.client.beta.memory_stores.memories
         self.versions = self.client.beta.memory_stores.memory_versions
@@ -269,6 +273,12 @@ class Env:
 
     def folder(self, sid, label, via=0):
         return Folder(self, sid, label, via)
+
+    def direct_url(self, sid):
+        """The store as the servers' database itself: store+sqlite:PATH#ID or store+postgres://…#ID."""
+        if self.db.startswith(("postgres://", "postgresql://")):
+            return f"store+{self.db}#{sid}"
+        return f"store+sqlite:{self.db}#{sid}"
 
     def items(self, sid):
         return {m.path: m for m in self.memories.list(sid, limit=100) if m.type == "memory"}
@@ -536,6 +546,60 @@ def read_only(env):
        "the store's contents after read-only passes")
 
 
+def refused(env):
+    """Files the store refuses (not UTF-8, over 102,400 bytes) are reported, the pass still
+    exits 0 and the other files sync; unchanged, they are not sent again; changed, they go."""
+    sid = env.store("refused", {"/ok.md": "ok\n"})
+    a = env.folder(sid, "A", 0)
+    a.sync()
+    a.write("/binary.md", b"\xff\xfe not UTF-8\n")
+    a.write("/big.md", "x" * 102401)
+    a.write("/limit.md", "y" * 102400)
+    a.write("/fine.md", "fine\n")
+    r = a.sync(what="files the store refuses")
+    r.expect(pushed=["/fine.md", "/limit.md"], failed=[], blocked=None)
+    eq(sorted(i["path"] for i in r["refused"]), ["/big.md", "/binary.md"], f"the refused files: {r.obj}")
+    check(all(isinstance(i["reason"], str) and i["reason"] for i in r["refused"]),
+          f"each refusal says why: {r['refused']}")
+    eq(sorted(env.items(sid)), ["/fine.md", "/limit.md", "/ok.md"], "the store holds what it took")
+    eq(len(env.contents(sid)["/limit.md"]), 102400, "a file of exactly 102,400 bytes is a memory")
+    snap = env.snapshot(sid)
+    a.sync(what="the refused files unchanged").expect(pushed=[], failed=[], deleted_remote=[])
+    eq(env.snapshot(sid), snap, "refused files that did not change are not sent again")
+    a.write("/big.md", "small now\n")
+    a.write("/binary.md", "text now\n")
+    a.sync(what="the refused files changed").expect(pushed=["/big.md", "/binary.md"], refused=[], failed=[])
+    a.sync().idle()
+    env.agree(sid, a)
+
+
+def direct(env):
+    """STORE as the database itself (store+sqlite: or store+postgres:) beside a folder synced
+    through the server; --session-id names the session on the versions a direct sync writes."""
+    sid = env.store("direct", {"/shared.md": "shared\n"})
+    a = env.folder(sid, "A", 0)
+    d = env.folder(sid, "D", 1)
+    d.store_url = env.direct_url(sid)
+    session = "sesn_01SyncTestDirect0000000"
+    d.sync("--session-id", session, what="a first pass on the database").expect(pulled=["/shared.md"])
+    a.sync()
+    d.write("/from-db.md", "written through the database\n")
+    d.sync("--session-id", session, what="a push to the database").expect(pushed=["/from-db.md"])
+    a.sync(what="A through the server").expect(pulled=["/from-db.md"])
+    eq(a.read("/from-db.md"), "written through the database\n", "a direct push reaches a server folder")
+    mem = env.items(sid)["/from-db.md"]
+    head = next(iter(env.versions.list(sid, memory_id=mem.id)))
+    check(head.created_by is not None and head.created_by.type == "session_actor"
+          and getattr(head.created_by, "session_id", None) == session,
+          f"--session-id is recorded on the version: {head.created_by}")
+    a.write("/shared.md", "edited through the server\n")
+    a.sync().expect(pushed=["/shared.md"])
+    d.sync(what="the database after a server edit").expect(pulled=["/shared.md"], pushed=[])
+    for f in (a, d):
+        f.sync().idle()
+    env.agree(sid, a, d)
+
+
 def usage(env):
     sid = env.store("usage", {"/u.md": "u\n"})
     a = env.folder(sid, "A", 0)
@@ -571,6 +635,8 @@ def watch(env):
                 time.sleep(0.1)
             raise AssertionError(f"--watch: no {what} within {seconds}s")
         wait(lambda: a.exists("/w.md"), "first download")
+        other = a.sync(rc=1, raw=True, what="a second sync of the folder while --watch runs")
+        check(other.stderr.strip(), "a second sync of the same folder says why it stops")
         a.write("/w2.md", "watched\n")
         wait(lambda: "/w2.md" in env.items(sid), "upload of a new file")
         env.memories.create(sid, path="/w3.md", content="from the store\n")
@@ -659,7 +725,8 @@ def interop(env):
     asyncio.run(go())
 
 
-SCENARIOS = [propagate, conflict, delete_local, delete_remote, wipe, markers, read_only, usage, watch, interop]
+SCENARIOS = [propagate, conflict, delete_local, delete_remote, wipe, markers, read_only, refused, direct, usage,
+             watch, interop]
 
 
 def main():
@@ -689,7 +756,7 @@ def main():
                 servers.append(start_server(memory, db, keys))
             urls = [u for _, u in servers]
             for scenario in chosen:
-                env = Env(memory, urls, os.path.join(tmp, scenario.__name__))
+                env = Env(memory, urls, os.path.join(tmp, scenario.__name__), db)
                 os.makedirs(env.tmp)
                 t = time.monotonic()
                 try:
