@@ -15,6 +15,8 @@ through client.beta.memory_stores:
 - a file deleted on A stays on the store until it has been missing for --delete-after (2s here;
   the default, 30s, is not over after 2s), `--deletions log-only` and `disabled` send nothing,
   then B loses it too;
+- a file deleted on A but edited on the store comes back with the store's text; the only file
+  of a folder deleted is a delete, not a wipe;
 - a memory deleted on the store (the SDK's memories.delete) goes from A, unless A edited it:
   then it is created again from A's file;
 - a wiped A (the folder gone; every file gone; every file and the marker gone) is downloaded
@@ -316,15 +318,15 @@ def b(text):
 
 
 def propagate(env):
-    sid = env.store("propagate", {"/seed.md": "seed\n", "/dir/deep/n.md": "héllo ✓\n", "/empty.md": ""})
+    sid = env.store("propagate", {"/seed.md": "seed\n", "/dir/deep/n.md": "héllo ✓\n", "/empty.md": "",
+                                  "/with space/ünïcode.md": "ü\n"})
     a, bb = env.folder(sid, "A", 0), env.folder(sid, "B", 1)
     os.makedirs(bb.dir)  # B exists but is empty; A does not exist yet
-    a.sync(what="first pass on a missing folder").expect(
-        pulled=["/dir/deep/n.md", "/empty.md", "/seed.md"], pushed=[], deleted_remote=[], blocked=None)
+    seeded = ["/dir/deep/n.md", "/empty.md", "/seed.md", "/with space/ünïcode.md"]
+    a.sync(what="first pass on a missing folder").expect(pulled=seeded, pushed=[], deleted_remote=[], blocked=None)
     check(os.path.isdir(a.dir), "the first pass creates the folder")
     eq(a.marker(), sdk_marker(sid), "the marker holds the SDK's bytes")
-    bb.sync(what="first pass on an empty folder").expect(
-        pulled=["/dir/deep/n.md", "/empty.md", "/seed.md"], pushed=[], blocked=None)
+    bb.sync(what="first pass on an empty folder").expect(pulled=seeded, pushed=[], blocked=None)
     env.agree(sid, a, bb, what="after the first passes")
 
     a.write("/notes/a.md", "from A\n")
@@ -347,20 +349,26 @@ def propagate(env):
 
 
 def conflict(env):
-    sid = env.store("conflict", {"/c.md": "base\n", "/other.md": "x\n"})
+    sid = env.store("conflict", {"/c.md": "base\n", "/other.md": "x\n", "/deep/er/c2.md": "base 2\n"})
     a, bb = env.folder(sid, "A", 0), env.folder(sid, "B", 1)
     a.sync()
     bb.sync()
     a.write("/c.md", "A's text\n")
     bb.write("/c.md", "B's text\n")
-    a.sync(what="A pushes its edit first").expect(pushed=["/c.md"], conflicts=[])
+    a.write("/deep/er/c2.md", "A's text 2\n")
+    bb.write("/deep/er/c2.md", "B's text 2\n")
+    a.sync(what="A pushes its edits first").expect(pushed=["/c.md", "/deep/er/c2.md"], conflicts=[])
     before = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-    r = bb.sync(what="B's edit loses")
+    r = bb.sync(what="B's edits lose")
     after = datetime.datetime.now(datetime.timezone.utc)
-    eq(len(r["conflicts"]), 1, f"one conflict: {r.obj}")
-    c = r["conflicts"][0]
-    eq(c["path"], "/c.md", "the conflict's path")
+    eq(sorted(c["path"] for c in r["conflicts"]), ["/c.md", "/deep/er/c2.md"], f"two conflicts: {r.obj}")
+    c = [c for c in r["conflicts"] if c["path"] == "/c.md"][0]
     kept = c["kept_as"]
+    kept2 = [c for c in r["conflicts"] if c["path"] == "/deep/er/c2.md"][0]["kept_as"]
+    check(re.fullmatch(r"/deep/er/c2\.md\.conflict-\d{8}T\d{6}Z", str(kept2)),
+          f"a nested conflict copy sits beside its file: {kept2!r}")
+    eq(bb.read("/deep/er/c2.md"), "A's text 2\n", "the store's version wins on B's disk (nested)")
+    eq(bb.read(kept2), "B's text 2\n", "B's losing nested text is kept beside it")
     m = re.fullmatch(r"/c\.md\.conflict-(\d{8}T\d{6}Z)", str(kept))
     check(m, f"kept_as is the memory path /c.md.conflict-YYYYMMDDTHHMMSSZ: {kept!r}")
     stamp = datetime.datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.timezone.utc)
@@ -371,11 +379,11 @@ def conflict(env):
     eq(bb.read(kept), "B's text\n", "B's losing text is kept beside it")
     store = env.contents(sid)
     eq(store.get("/c.md"), b("A's text\n"), "the store keeps the winner")
-    check(kept not in store, "the conflict copy is uploaded only by the next pass")
+    check(kept not in store and kept2 not in store, "the conflict copies are uploaded only by the next pass")
 
-    bb.sync(what="B's next pass uploads the conflict copy").expect(pushed=[kept], pulled=[], conflicts=[])
+    bb.sync(what="B's next pass uploads the conflict copies").expect(pushed=[kept, kept2], pulled=[], conflicts=[])
     eq(env.contents(sid).get(kept), b("B's text\n"), "the conflict copy is a new memory")
-    a.sync(what="A after the conflict").expect(pulled=[kept], pushed=[], conflicts=[])
+    a.sync(what="A after the conflict").expect(pulled=[kept, kept2], pushed=[], conflicts=[])
     eq(a.read(kept), "B's text\n", "the losing text reaches A")
     eq(a.read("/c.md"), "A's text\n", "A keeps the winner")
     for f in (a, bb):
@@ -384,14 +392,16 @@ def conflict(env):
 
 
 def delete_local(env):
-    sid = env.store("delete-local", {"/d.md": "doomed\n", "/keep.md": "kept\n"})
+    sid = env.store("delete-local", {"/d.md": "doomed\n", "/keep.md": "kept\n", "/back.md": "back\n"})
     a, bb = env.folder(sid, "A", 0), env.folder(sid, "B", 1)
     a.sync()
     bb.sync()
     a.remove("/d.md")
-    a.sync("--delete-after", "2s", what="the first pass that sees /d.md missing").expect(
-        deleted_remote=[], pending_deletes=["/d.md"], pushed=[], pulled=[])
+    a.remove("/back.md")
+    a.sync("--delete-after", "2s", what="the first pass that sees /d.md and /back.md missing").expect(
+        deleted_remote=[], pending_deletes=["/back.md", "/d.md"], pushed=[], pulled=[])
     check("/d.md" in env.items(sid), "the first pass after a delete keeps the memory on the store")
+    a.write("/back.md", "back\n")  # back before the delay is over: no delete
     bb.sync(what="B before the delay is over").idle()
     check(bb.exists("/d.md"), "B keeps /d.md while the delete waits")
     time.sleep(2.3)
@@ -407,6 +417,7 @@ def delete_local(env):
     a.sync("--delete-after", "2s", what="a pass after the delay").expect(
         deleted_remote=["/d.md"], pending_deletes=[], pushed=[], pulled=[])
     check("/d.md" not in env.items(sid), "the delete reached the store after the delay")
+    check("/back.md" in env.items(sid), "a file back before the delay was over is not deleted")
     ops = [v.operation for v in env.versions.list(sid, memory_id=doomed.id)]
     eq(ops[0], "deleted", "the memory's last version is its deletion")
     bb.sync(what="B after the delete").expect(deleted_local=["/d.md"], pushed=[], deleted_remote=[])
@@ -414,6 +425,37 @@ def delete_local(env):
     for f in (a, bb):
         f.sync("--delete-after", "2s").idle()
     env.agree(sid, a, bb)
+
+
+def delete_edge(env):
+    """A local delete of a memory edited on the store restores the store's version; deleting the
+    only file of a folder is a delete (after the delay), not a wipe."""
+    sid = env.store("delete-edge", {"/x.md": "x\n", "/y.md": "y\n"})
+    a, bb = env.folder(sid, "A", 0), env.folder(sid, "B", 1)
+    a.sync()
+    bb.sync()
+    a.remove("/x.md")
+    bb.write("/x.md", "edited on B\n")
+    bb.sync().expect(pushed=["/x.md"])
+    a.sync("--delete-after", "2s", what="deleted on A, edited on the store").expect(
+        pulled=["/x.md"], deleted_remote=[], pending_deletes=[], pushed=[])
+    eq(a.read("/x.md"), "edited on B\n", "the store's edit is restored over A's delete")
+
+    sid1 = env.store("delete-only-file", {"/only.md": "only\n"})
+    c = env.folder(sid1, "C", 0)
+    c.sync()
+    c.remove("/only.md")
+    r = c.sync("--delete-after", "2s", what="the only file deleted")
+    r.expect(recovered=None, pulled=[], pending_deletes=["/only.md"], deleted_remote=[])
+    time.sleep(2.2)
+    a.sync("--delete-after", "2s", what="A after the delay").idle()
+    eq(a.read("/x.md"), "edited on B\n", "the restored file stays")
+    c.sync("--delete-after", "2s", what="the only file, after the delay").expect(
+        deleted_remote=["/only.md"], recovered=None, pulled=[])
+    eq(env.contents(sid1), {}, "deleting the only file empties the store")
+    c.sync().idle()
+    env.agree(sid, a, bb)
+    env.agree(sid1, c)
 
 
 def delete_remote(env):
@@ -725,8 +767,8 @@ def interop(env):
     asyncio.run(go())
 
 
-SCENARIOS = [propagate, conflict, delete_local, delete_remote, wipe, markers, read_only, refused, direct, usage,
-             watch, interop]
+SCENARIOS = [propagate, conflict, delete_local, delete_edge, delete_remote, wipe, markers, read_only, refused,
+             direct, usage, watch, interop]
 
 
 def main():
