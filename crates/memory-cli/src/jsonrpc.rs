@@ -1,9 +1,11 @@
-//! The line layer in front of the MCP library for `memory mcp`.
+//! The transport `memory mcp` serves rmcp over: a typed `(Sink, Stream)` pair, rmcp's
+//! [`IntoTransport`](rmcp::transport::IntoTransport) form, built on standard input and output.
 //!
-//! rmcp reads standard input itself, but it ignores a line that is not JSON, answers a
-//! malformed `tools/call` or `initialize` as an unknown method, drops an oversized message
-//! without an answer, and runs the requests of one client concurrently. This layer reads the
-//! lines itself (through [`memory_cli::lines`], bounded, on a thread of its own) and:
+//! rmcp's own stdio transport ignores a line that is not JSON, answers a malformed `tools/call`
+//! or `initialize` as an unknown method, drops an oversized message without an answer, and runs
+//! the requests of one client concurrently. The [`Stream`] half reads the lines itself (through
+//! [`memory_cli::lines`], bounded, on a thread of its own), decodes each into an rmcp message,
+//! and:
 //!
 //! - answers a line that is not JSON with `-32700 Parse error` (id `null`, as JSON-RPC says);
 //! - answers JSON that is no JSON-RPC message with `-32600 Invalid Request`;
@@ -11,22 +13,29 @@
 //!   `id` when it could be picked out of the skipped line;
 //! - answers an `initialize`, `tools/call`, `tools/list` or `ping` whose params do not fit
 //!   with `-32602 Invalid params` and the reason;
-//! - feeds every other line to rmcp, in order, holding a `tools/call` back until the one before
-//!   it is answered, so that one client's pipelined tool calls run in the order sent (a
+//! - hands every other message to rmcp, in order, holding a `tools/call` back until the one
+//!   before it is answered, so that one client's pipelined tool calls run in the order sent (a
 //!   pipelined create then view sees the create).
 //!
-//! rmcp's answers and this layer's own go to standard output through one writer, a whole
-//! line at a time.
+//! rmcp's messages (the [`Sink`] half) and the stream's own answers go to standard output
+//! through one writer task, a whole line at a time; the writer tells the stream which requests
+//! are answered.
 
 use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
+use futures::channel::mpsc as channel;
+use futures::stream::BoxStream;
+use futures::{Sink, SinkExt, StreamExt};
 use memory_cli::lines::{Line, MAX_LINE_BYTES, TooLong, spawn_reader};
 use rmcp::model::{
     CallToolRequestParams, ClientJsonRpcMessage, ClientNotification, ClientRequest,
-    InitializeRequestParams, JsonRpcMessage, PaginatedRequestParams,
+    InitializeRequestParams, JsonRpcMessage, PaginatedRequestParams, RequestId,
+    ServerJsonRpcMessage,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 /// JSON-RPC: the line is not JSON.
@@ -36,70 +45,92 @@ pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// JSON-RPC: the method's params do not fit.
 pub(crate) const INVALID_PARAMS: i64 = -32602;
 
-/// Tool calls held back at most before the layer stops reading input until they drain.
+/// Tool calls held back at most before the stream stops reading input until they drain.
 const MAX_HELD: usize = 64;
 
-/// What passes between the layer and rmcp: large enough for a message in one piece.
-const PIPE_BYTES: usize = 1 << 20;
+/// Lines waiting for the writer before a sender waits.
+const OUTPUT_LINES: usize = 16;
 
-/// The two ends rmcp is served over: it reads the first and writes the second.
-pub(crate) type RmcpTransport = (DuplexStream, DuplexStream);
-
-/// A running layer: give [`Layer::transport`] to rmcp, then await [`Layer::finish`].
-pub(crate) struct Layer {
-    transport: Option<RmcpTransport>,
-    feeder: tokio::task::JoinHandle<()>,
-    pump: tokio::task::JoinHandle<std::io::Result<()>>,
+/// One line for standard output.
+#[derive(Debug)]
+enum Out {
+    /// A message of rmcp's (boxed: a message is large, an answer line three pointers).
+    Rmcp(Box<ServerJsonRpcMessage>),
+    /// An answer of the stream's own, `\n` included.
+    Line(Vec<u8>),
 }
 
-impl std::fmt::Debug for Layer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Layer").finish_non_exhaustive()
+/// The transport to serve rmcp over.
+pub(crate) type Transport = (MessageSink, BoxStream<'static, ClientJsonRpcMessage>);
+
+/// rmcp's output: each message goes to the writer task, in order.
+#[derive(Debug)]
+pub(crate) struct MessageSink(channel::Sender<Out>);
+
+impl Sink<ServerJsonRpcMessage> for MessageSink {
+    type Error = channel::SendError;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Pin::new(&mut self.0).poll_ready(cx)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, item: ServerJsonRpcMessage) -> Result<(), Self::Error> {
+        Pin::new(&mut self.0).start_send(Out::Rmcp(Box::new(item)))
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Pin::new(&mut self.0).poll_close(cx)
     }
 }
 
-impl Layer {
-    /// Starts reading `input` (on a thread of its own) and writing `output`.
-    ///
-    /// # Errors
-    /// The reader thread could not be started.
-    pub(crate) fn start<R, W>(input: R, output: W) -> std::io::Result<Layer>
-    where
-        R: std::io::Read + Send + 'static,
-        W: AsyncWrite + Unpin + Send + 'static,
-    {
-        let lines = spawn_reader(input, MAX_LINE_BYTES, &["id"])?;
-        let (to_rmcp, rmcp_reads) = tokio::io::duplex(PIPE_BYTES);
-        let (rmcp_writes, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
-        let (direct_tx, direct_rx) = mpsc::unbounded_channel();
-        let (answered_tx, answered_rx) = mpsc::unbounded_channel();
-        let feeder = Feeder {
-            to_rmcp: Some(to_rmcp),
-            direct: direct_tx,
-            outstanding: None,
-            held: VecDeque::new(),
-        };
-        Ok(Layer {
-            transport: Some((rmcp_reads, rmcp_writes)),
-            feeder: tokio::spawn(feeder.run(lines, answered_rx)),
-            pump: tokio::spawn(pump(from_rmcp, direct_rx, answered_tx, output)),
-        })
-    }
+/// The writer task: await [`Writer::finish`] once rmcp's service ended.
+#[derive(Debug)]
+pub(crate) struct Writer(tokio::task::JoinHandle<std::io::Result<()>>);
 
-    /// The transport to serve rmcp over (once).
-    pub(crate) fn transport(&mut self) -> Option<RmcpTransport> {
-        self.transport.take()
-    }
-
-    /// Waits until the input is done and every answer written.
+impl Writer {
+    /// Waits until every line is written (the transport must be gone: rmcp's service ended).
     ///
     /// # Errors
     /// Writing standard output failed.
     pub(crate) async fn finish(self) -> std::io::Result<()> {
-        drop(self.transport);
-        let _ = self.feeder.await;
-        self.pump.await.unwrap_or(Ok(()))
+        self.0.await.unwrap_or(Ok(()))
     }
+}
+
+/// Starts reading `input` (on a thread of its own) and writing `output`: the transport for
+/// rmcp, and the writer to await after it.
+///
+/// # Errors
+/// The reader thread could not be started.
+pub(crate) fn start<R, W>(input: R, output: W) -> std::io::Result<(Transport, Writer)>
+where
+    R: std::io::Read + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let lines = spawn_reader(input, MAX_LINE_BYTES, &["id"])?;
+    let (out_tx, out_rx) = channel::channel(OUTPUT_LINES);
+    let (answered_tx, answered_rx) = mpsc::unbounded_channel();
+    let input = Input {
+        lines,
+        input_done: false,
+        batch: VecDeque::new(),
+        ready: VecDeque::new(),
+        outstanding: None,
+        held: VecDeque::new(),
+        answers: out_tx.clone(),
+        answered: answered_rx,
+    };
+    let stream = futures::stream::unfold(input, |mut input| async move {
+        let message = input.next().await?;
+        Some((message, input))
+    })
+    .boxed();
+    let writer = Writer(tokio::spawn(write(out_rx, answered_tx, output)));
+    Ok(((MessageSink(out_tx), stream), writer))
 }
 
 /// A JSON-RPC error answer, as one line.
@@ -112,18 +143,18 @@ pub(crate) fn error_line(id: &Value, code: i64, message: &str) -> Vec<u8> {
 }
 
 /// What to do with one input line.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 enum Action {
     /// Nothing (a blank line).
     Skip,
     /// Answer it here.
     Answer(Vec<u8>),
     /// Give it to rmcp.
-    Forward,
+    Forward(ClientJsonRpcMessage),
     /// A `tools/call` with this id: give it to rmcp once the calls before it are answered.
-    ToolCall(Value),
+    ToolCall(RequestId, ClientJsonRpcMessage),
     /// `notifications/cancelled` of this request id.
-    Cancel(Value),
+    Cancel(RequestId, ClientJsonRpcMessage),
 }
 
 /// A JSON-RPC id as sent back: a string or a number, else `null`.
@@ -152,7 +183,7 @@ fn classify(line: &[u8]) -> Action {
                         .get("method")
                         .and_then(Value::as_str)
                         .filter(|_| value.get("jsonrpc") == Some(&json!("2.0")));
-                    let params = value.get("params").cloned();
+                    let params = value.get("params");
                     match method.and_then(|m| invalid_params(m, params).map(|r| (m, r))) {
                         Some((method, reason)) if !id.is_null() => error_line(
                             &id,
@@ -165,44 +196,41 @@ fn classify(line: &[u8]) -> Action {
             });
         }
     };
-    match message {
-        JsonRpcMessage::Request(request) => {
-            let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
-            match request.request {
-                ClientRequest::CallToolRequest(_) => Action::ToolCall(id),
-                ClientRequest::CustomRequest(custom) => {
-                    match invalid_params(&custom.method, custom.params) {
-                        Some(reason) => Action::Answer(error_line(
-                            &id,
-                            INVALID_PARAMS,
-                            &format!("Invalid params for {}: {reason}", custom.method),
-                        )),
-                        None => Action::Forward,
-                    }
-                }
-                _ => Action::Forward,
-            }
-        }
-        JsonRpcMessage::Notification(notification) => match notification.notification {
-            ClientNotification::CancelledNotification(cancelled) => {
-                match cancelled.params.request_id {
-                    Some(id) => Action::Cancel(serde_json::to_value(&id).unwrap_or(Value::Null)),
-                    None => Action::Forward,
+    match &message {
+        JsonRpcMessage::Request(request) => match &request.request {
+            ClientRequest::CallToolRequest(_) => Action::ToolCall(request.id.clone(), message),
+            ClientRequest::CustomRequest(custom) => {
+                match invalid_params(&custom.method, custom.params.as_ref()) {
+                    Some(reason) => Action::Answer(error_line(
+                        &request.id.clone().into_json_value(),
+                        INVALID_PARAMS,
+                        &format!("Invalid params for {}: {reason}", custom.method),
+                    )),
+                    None => Action::Forward(message),
                 }
             }
-            _ => Action::Forward,
+            _ => Action::Forward(message),
         },
-        _ => Action::Forward,
+        JsonRpcMessage::Notification(notification) => match &notification.notification {
+            ClientNotification::CancelledNotification(cancelled) => {
+                match &cancelled.params.request_id {
+                    Some(id) => Action::Cancel(id.clone(), message),
+                    None => Action::Forward(message),
+                }
+            }
+            _ => Action::Forward(message),
+        },
+        _ => Action::Forward(message),
     }
 }
 
 /// Why the params of a method this server has do not fit (rmcp reads such a request as an
 /// unknown method); `None` for other methods.
-fn invalid_params(method: &str, params: Option<Value>) -> Option<String> {
-    fn reason<T: serde::de::DeserializeOwned>(params: Option<Value>) -> String {
+fn invalid_params(method: &str, params: Option<&Value>) -> Option<String> {
+    fn reason<T: serde::de::DeserializeOwned>(params: Option<&Value>) -> String {
         match params {
             None => "params are missing".to_owned(),
-            Some(params) => match serde_json::from_value::<T>(params) {
+            Some(params) => match T::deserialize(params) {
                 Err(e) => e.to_string(),
                 Ok(_) => "params do not fit".to_owned(),
             },
@@ -226,164 +254,151 @@ fn too_long_line(line: &TooLong) -> Vec<u8> {
     )
 }
 
-/// Feeds rmcp the input lines in order, answering the bad ones and holding tool calls back.
-struct Feeder {
-    /// rmcp's input; `None` once rmcp went away.
-    to_rmcp: Option<DuplexStream>,
-    direct: mpsc::UnboundedSender<Vec<u8>>,
+/// The stream's state: the input lines, answered here or handed to rmcp in order, tool calls
+/// held back.
+struct Input {
+    lines: mpsc::Receiver<std::io::Result<Vec<Line>>>,
+    input_done: bool,
+    /// The rest of the batch of lines being read.
+    batch: VecDeque<Line>,
+    /// Messages for rmcp, in order.
+    ready: VecDeque<ClientJsonRpcMessage>,
     /// The id of the tool call rmcp is running.
-    outstanding: Option<Value>,
+    outstanding: Option<RequestId>,
     /// Tool calls waiting for it, in order.
-    held: VecDeque<(Value, Vec<u8>)>,
+    held: VecDeque<(RequestId, ClientJsonRpcMessage)>,
+    /// The writer, for the answers given here.
+    answers: channel::Sender<Out>,
+    /// The ids the writer wrote answers of; closed when writing failed.
+    answered: mpsc::UnboundedReceiver<RequestId>,
 }
 
-impl Feeder {
-    async fn run(
-        mut self,
-        mut lines: mpsc::Receiver<std::io::Result<Vec<Line>>>,
-        mut answered: mpsc::UnboundedReceiver<Value>,
-    ) {
-        let mut input_done = false;
+impl Input {
+    /// The next message for rmcp; `None` ends the session (the input is done and every tool
+    /// call answered, or standard output failed).
+    async fn next(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            if input_done && self.outstanding.is_none() && self.held.is_empty() {
-                break;
+            if let Some(message) = self.ready.pop_front() {
+                return Some(message);
             }
-            if self.to_rmcp.is_none() {
-                break;
+            if let Some(line) = self.batch.pop_front() {
+                if self.take(line).await.is_err() {
+                    return None;
+                }
+                continue;
+            }
+            if self.input_done && self.outstanding.is_none() && self.held.is_empty() {
+                return None;
             }
             tokio::select! {
-                batch = lines.recv(), if !input_done && self.held.len() < MAX_HELD => match batch {
-                    None => input_done = true,
-                    Some(Err(e)) => {
-                        tracing::warn!(error = %e, "cannot read standard input");
-                        input_done = true;
-                    }
-                    Some(Ok(batch)) => {
-                        for line in batch {
-                            self.take(line).await;
+                batch = self.lines.recv(), if !self.input_done && self.held.len() < MAX_HELD => {
+                    match batch {
+                        None => self.input_done = true,
+                        Some(Err(e)) => {
+                            tracing::warn!(error = %e, "cannot read standard input");
+                            self.input_done = true;
                         }
+                        Some(Ok(batch)) => self.batch = batch.into(),
                     }
-                },
-                id = answered.recv() => match id {
-                    // rmcp stopped writing: the session is over.
-                    None => break,
+                }
+                id = self.answered.recv() => match id {
+                    // The writer stopped: standard output is gone.
+                    None => return None,
                     Some(id) => {
                         if self.outstanding.as_ref() == Some(&id) {
                             self.outstanding = None;
-                            self.release().await;
+                            self.release();
                         }
                     }
                 },
             }
         }
-        // Closing rmcp's input ends the session once it has answered what it has.
     }
 
-    async fn take(&mut self, line: Line) {
+    /// Answers `line` here or queues it for rmcp.
+    ///
+    /// # Errors
+    /// The writer is gone.
+    async fn take(&mut self, line: Line) -> Result<(), channel::SendError> {
         let line = match line {
             Line::TooLong(line) => {
                 tracing::debug!(bytes = line.bytes, "MCP message too long");
-                let _ = self.direct.send(too_long_line(&line));
-                return;
+                return self.answers.send(Out::Line(too_long_line(&line))).await;
             }
             Line::Complete(line) => line,
         };
         match classify(&line) {
             Action::Skip => {}
-            Action::Answer(answer) => {
-                let _ = self.direct.send(answer);
-            }
-            Action::Forward => self.forward(line).await,
-            Action::ToolCall(id) => {
+            Action::Answer(answer) => self.answers.send(Out::Line(answer)).await?,
+            Action::Forward(message) => self.ready.push_back(message),
+            Action::ToolCall(id, message) => {
                 if self.outstanding.is_none() && self.held.is_empty() {
                     self.outstanding = Some(id);
-                    self.forward(line).await;
+                    self.ready.push_back(message);
                 } else {
-                    self.held.push_back((id, line));
+                    self.held.push_back((id, message));
                 }
             }
-            Action::Cancel(id) => {
+            Action::Cancel(id, message) => {
                 if let Some(at) = self.held.iter().position(|(held, _)| *held == id) {
                     // Never started: drop it (a cancelled request gets no answer).
                     self.held.remove(at);
                 } else if self.outstanding.as_ref() == Some(&id) {
-                    self.forward(line).await;
+                    // rmcp answers a cancelled request with nothing: the next call may start.
+                    self.ready.push_back(message);
                     self.outstanding = None;
-                    self.release().await;
+                    self.release();
                 } else {
-                    self.forward(line).await;
+                    self.ready.push_back(message);
                 }
             }
         }
+        Ok(())
     }
 
     /// Starts the next held tool call, if any.
-    async fn release(&mut self) {
-        if let Some((id, line)) = self.held.pop_front() {
+    fn release(&mut self) {
+        if let Some((id, message)) = self.held.pop_front() {
             self.outstanding = Some(id);
-            self.forward(line).await;
-        }
-    }
-
-    async fn forward(&mut self, mut line: Vec<u8>) {
-        let Some(to_rmcp) = &mut self.to_rmcp else {
-            return;
-        };
-        line.push(b'\n');
-        if to_rmcp.write_all(&line).await.is_err() {
-            self.to_rmcp = None;
+            self.ready.push_back(message);
         }
     }
 }
 
-/// The start of an answer rmcp wrote: its id, and whether it is a request of the server's own.
-#[derive(serde::Deserialize)]
-struct AnswerHead {
-    id: Option<Value>,
-    method: Option<serde::de::IgnoredAny>,
+/// The id of a response or error rmcp sends (not of a request of the server's own).
+fn answered_id(message: &ServerJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        JsonRpcMessage::Response(response) => Some(&response.id),
+        JsonRpcMessage::Error(error) => error.id.as_ref(),
+        _ => None,
+    }
 }
 
-/// Writes rmcp's lines and the layer's own answers to `output`, a whole line at a time, and
-/// tells the feeder which requests rmcp answered. Ends when rmcp closes its output.
-async fn pump<W>(
-    from_rmcp: DuplexStream,
-    mut direct: mpsc::UnboundedReceiver<Vec<u8>>,
-    answered: mpsc::UnboundedSender<Value>,
+/// Writes every line to `output`, a whole line at a time, and tells the stream which requests
+/// are answered. Ends when every sender is gone (rmcp's service ended), or at the first write
+/// error.
+async fn write<W>(
+    mut lines: channel::Receiver<Out>,
+    answered: mpsc::UnboundedSender<RequestId>,
     mut output: W,
 ) -> std::io::Result<()>
 where
     W: AsyncWrite + Unpin,
 {
-    let mut from_rmcp = BufReader::new(from_rmcp);
-    let mut line = Vec::new();
-    let mut direct_open = true;
-    loop {
-        tokio::select! {
-            read = from_rmcp.read_until(b'\n', &mut line) => {
-                if read? == 0 {
-                    break;
-                }
-                output.write_all(&line).await?;
-                output.flush().await?;
-                if let Ok(AnswerHead { id: Some(id), method: None }) =
-                    serde_json::from_slice::<AnswerHead>(&line)
-                {
-                    let _ = answered.send(id);
-                }
-                line.clear();
+    while let Some(out) = lines.next().await {
+        let (line, id) = match out {
+            Out::Line(line) => (line, None),
+            Out::Rmcp(message) => {
+                let mut line = serde_json::to_vec(&message)?;
+                line.push(b'\n');
+                (line, answered_id(&message).cloned())
             }
-            answer = direct.recv(), if direct_open => match answer {
-                Some(answer) => {
-                    output.write_all(&answer).await?;
-                    output.flush().await?;
-                }
-                None => direct_open = false,
-            },
+        };
+        output.write_all(&line).await?;
+        output.flush().await?;
+        if let Some(id) = id {
+            let _ = answered.send(id);
         }
-    }
-    // Answers of the layer's own still queued (their lines came before the end of input).
-    while let Ok(answer) = direct.try_recv() {
-        output.write_all(&answer).await?;
     }
     output.flush().await
 }
@@ -401,8 +416,8 @@ mod tests {
 
     #[test]
     fn lines_are_sorted_into_answers_forwards_and_tool_calls() {
-        assert_eq!(classify(b""), Action::Skip);
-        assert_eq!(classify(b"  \r"), Action::Skip);
+        assert!(matches!(classify(b""), Action::Skip));
+        assert!(matches!(classify(b"  \r"), Action::Skip));
         let parse = answer_of("not json");
         assert_eq!(parse["error"]["code"], json!(PARSE_ERROR));
         assert_eq!(parse["id"], Value::Null);
@@ -419,25 +434,25 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}}"#,
         );
         assert_eq!(init["error"]["code"], json!(INVALID_PARAMS));
-        assert_eq!(
+        assert!(matches!(
             classify(
                 br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory"}}"#
             ),
-            Action::ToolCall(json!(3))
-        );
-        assert_eq!(
+            Action::ToolCall(RequestId::Number(3), _)
+        ));
+        assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","id":"x","method":"tools/list"}"#),
-            Action::Forward
-        );
-        assert_eq!(
+            Action::Forward(_)
+        ));
+        assert!(matches!(
             classify(
                 br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#
             ),
-            Action::Cancel(json!(3))
-        );
-        assert_eq!(
+            Action::Cancel(RequestId::Number(3), _)
+        ));
+        assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-            Action::Forward
-        );
+            Action::Forward(_)
+        ));
     }
 }

@@ -131,16 +131,13 @@ pub(crate) async fn run(mut args: McpArgs) -> ExitCode {
     tracing::info!(store = %store, read_only = args.read_only, "serving the memory tool over MCP");
     let mut server = MemoryServer::new(store, args.read_only);
     server.note = note;
-    // Standard input goes through the line layer (answers to bad lines, tool calls in order).
-    let mut layer = match crate::jsonrpc::Layer::start(std::io::stdin(), tokio::io::stdout()) {
-        Ok(layer) => layer,
+    // rmcp is served over the line transport (answers to bad lines, tool calls in order).
+    let (transport, writer) = match crate::jsonrpc::start(std::io::stdin(), tokio::io::stdout()) {
+        Ok(started) => started,
         Err(e) => {
             eprintln!("memory: cannot read standard input: {e}");
             return ExitCode::FAILURE;
         }
-    };
-    let Some(transport) = layer.transport() else {
-        return ExitCode::FAILURE;
     };
     let status = match server.serve(transport).await {
         Ok(service) => match service.waiting().await {
@@ -163,7 +160,8 @@ pub(crate) async fn run(mut args: McpArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     };
-    match layer.finish().await {
+    // The service ended, and the transport with it: the writer drains what is left.
+    match writer.finish().await {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             eprintln!("memory: cannot write standard output: {e}");
             ExitCode::FAILURE
