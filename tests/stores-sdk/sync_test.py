@@ -473,6 +473,11 @@ def delete_remote(env):
     eq(sorted(items), ["/r2.md", "/r3.md"], "the store's paths")
     check(items["/r2.md"].id != ids["/r2.md"], "the edited file is created again as a new memory")
     eq(env.contents(sid)["/r2.md"], b("edited on A\n"), "the re-created memory holds A's edit")
+    moved = env.memories.update(ids["/r3.md"], memory_store_id=sid, path="/moved/r3.md")
+    a.sync(what="after a rename on the store").expect(deleted_local=["/r3.md"], pulled=["/moved/r3.md"],
+                                                      pushed=[], deleted_remote=[])
+    eq(a.read("/moved/r3.md"), "three\n", "a renamed memory moves on disk")
+    eq(env.items(sid)["/moved/r3.md"].id, moved.id, "the rename pushed nothing back")
     a.sync().idle()
     env.agree(sid, a)
 
@@ -526,6 +531,8 @@ def markers(env):
     a.remove("/m2.md")
     r = a.sync(rc=1, what="the marker is gone, files remain")
     check(r["blocked"], f"a folder without its marker is blocked: {r.obj}")
+    check(MARKER in a.stderr or "marker" in a.stderr.lower(),
+          f"a blocked pass names the marker on stderr: {a.stderr.strip()!r}")
     r.expect(pushed=[], deleted_remote=[], pulled=[], deleted_local=[])
     eq(env.snapshot(sid), snap, "a blocked pass leaves the store unchanged")
     check(not os.path.exists(marker), "a blocked pass writes no marker")
