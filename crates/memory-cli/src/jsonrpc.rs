@@ -405,7 +405,92 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use rmcp::ErrorData;
+
     use super::*;
+
+    /// Standard output for a test: what was written, shared with the test.
+    #[derive(Clone, Default)]
+    struct Written(Arc<Mutex<Vec<u8>>>);
+
+    impl AsyncWrite for Written {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            bytes: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Poll::Ready(Ok(bytes.len()))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    fn call(id: i64) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"memory"}}}}"#
+        ) + "\n"
+    }
+
+    fn id_of(message: Option<ClientJsonRpcMessage>) -> RequestId {
+        match message {
+            Some(JsonRpcMessage::Request(request)) => request.id,
+            other => panic!("not a request: {other:?}"),
+        }
+    }
+
+    fn answer(id: i64) -> ServerJsonRpcMessage {
+        ServerJsonRpcMessage::error(
+            ErrorData::internal_error("x", None),
+            Some(RequestId::Number(id)),
+        )
+    }
+
+    #[tokio::test]
+    async fn tool_calls_wait_for_the_answer_before_them_and_bad_lines_are_answered() {
+        let input = [
+            call(1),
+            call(2),
+            call(3),
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#
+                .to_owned()
+                + "\n",
+            "not json\n".to_owned(),
+        ]
+        .concat();
+        let written = Written::default();
+        let ((mut sink, mut stream), writer) =
+            start(std::io::Cursor::new(input), written.clone()).unwrap();
+        assert_eq!(id_of(stream.next().await), RequestId::Number(1));
+        // Call 2 was cancelled while held; call 3 waits for the answer to call 1.
+        let waiting = tokio::time::timeout(Duration::from_millis(200), stream.next()).await;
+        assert!(waiting.is_err(), "{waiting:?}");
+        sink.send(answer(1)).await.unwrap();
+        assert_eq!(id_of(stream.next().await), RequestId::Number(3));
+        sink.send(answer(3)).await.unwrap();
+        // The input is done and every call answered: the session ends.
+        assert!(stream.next().await.is_none());
+        drop((sink, stream));
+        writer.finish().await.unwrap();
+        let written = written.0.lock().unwrap().clone();
+        let lines: Vec<Value> = written
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| serde_json::from_slice(line).unwrap())
+            .collect();
+        let ids: Vec<&Value> = lines.iter().map(|line| &line["id"]).collect();
+        assert_eq!(ids, [&Value::Null, &json!(1), &json!(3)], "{lines:?}");
+        assert_eq!(lines[0]["error"]["code"], json!(PARSE_ERROR));
+    }
 
     fn answer_of(line: &str) -> Value {
         match classify(line.as_bytes()) {
