@@ -1,23 +1,22 @@
-//! Building HTML safely: every piece of text that is not a literal of this crate goes
-//! through [`esc`] (text and attribute values) or [`q`] (a query-string component).
+//! The pieces every page is built of, as maud templates: text is escaped by the template
+//! engine wherever it goes (element text and attribute values alike), so nothing here or in
+//! the pages escapes by hand. [`q`] and [`seg`] percent-encode URL parts (a URL's own
+//! encoding, escaped again as an attribute by the template).
 
 use std::fmt::Write as _;
 
-/// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references: safe as element
-/// text and as a quoted attribute value.
-pub(crate) fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
+/// `markup` as an HTML response with `status`.
+pub(crate) fn respond(status: StatusCode, markup: Markup) -> Response {
+    let mut r = (status, markup.into_string()).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    r
 }
 
 /// `text` percent-encoded for a query-string component (everything but unreserved
@@ -65,25 +64,26 @@ pub(crate) fn count(n: u64) -> String {
     out
 }
 
+/// `memory` or `memories`, after `n`.
+pub(crate) fn memories(n: u64) -> &'static str {
+    if n == 1 { "memory" } else { "memories" }
+}
+
 /// A time for people: how long ago, relative to now ("3 minutes ago", "yesterday"), in a
 /// `<time>` element whose `datetime` is the exact RFC 3339 time and whose `title` (shown on
 /// hover) is the exact time to the second, in UTC.
-pub(crate) fn when(t: memory_store::Timestamp) -> String {
+pub(crate) fn when(t: memory_store::Timestamp) -> Markup {
     when_at(t, memory_store::Timestamp::now())
 }
 
-fn when_at(t: memory_store::Timestamp, now: memory_store::Timestamp) -> String {
+fn when_at(t: memory_store::Timestamp, now: memory_store::Timestamp) -> Markup {
     let exact = t.to_string();
     let seconds = exact.split('.').next().unwrap_or(&exact).replace('T', " ");
-    format!(
-        "<time datetime=\"{}\" title=\"{} UTC\">{}</time>",
-        esc(&exact),
-        esc(&seconds),
-        esc(&ago(
-            now.as_micros().saturating_sub(t.as_micros()) / 1_000_000,
-            &exact
-        ))
-    )
+    let ago = ago(
+        now.as_micros().saturating_sub(t.as_micros()) / 1_000_000,
+        &exact,
+    );
+    html! { time datetime=(exact) title={ (seconds) " UTC" } { (ago) } }
 }
 
 /// `secs` seconds ago in words; beyond four weeks, the date of `exact` (RFC 3339).
@@ -108,50 +108,32 @@ fn ago(secs: i64, exact: &str) -> String {
 
 /// A breadcrumb trail from the stores page to `href` (a console address: a store, a memory,
 /// a version or a history under it), ending with `here` (the current page, not a link).
-pub(crate) fn crumbs(href: Option<&str>, here: &str) -> String {
-    let mut out = String::from(
-        "<nav class=\"crumbs\" aria-label=\"Breadcrumb\"><a href=\"/console/\">Stores</a>",
-    );
-    if let Some(rest) = href.and_then(|h| h.strip_prefix("/console/stores/")) {
-        let rest = rest.split(['?', '#']).next().unwrap_or("");
-        let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
-        if let Some(store) = parts.first() {
-            let store_href = format!("/console/stores/{store}");
-            let _ = write!(
-                out,
-                " › <a href=\"{}\">Store <code>{}</code></a>",
-                esc(&store_href),
-                esc(store)
-            );
-            match parts.get(1..) {
-                Some(["memories", memory, ..]) => {
-                    let _ = write!(
-                        out,
-                        " › <a href=\"{}/memories/{}\">Memory <code>{}</code></a>",
-                        esc(&store_href),
-                        esc(memory),
-                        esc(memory)
-                    );
+pub(crate) fn crumbs(href: Option<&str>, here: &str) -> Markup {
+    let rest = href
+        .and_then(|h| h.strip_prefix("/console/stores/"))
+        .map(|rest| rest.split(['?', '#']).next().unwrap_or(""));
+    let parts: Vec<&str> = rest
+        .map(|rest| rest.split('/').filter(|p| !p.is_empty()).collect())
+        .unwrap_or_default();
+    html! {
+        nav class="crumbs" aria-label="Breadcrumb" {
+            a href="/console/" { "Stores" }
+            @if let Some(store) = parts.first() {
+                @let store_href = format!("/console/stores/{store}");
+                " › " a href=(store_href) { "Store " code { (store) } }
+                @match parts.get(1..) {
+                    Some(["memories", memory, ..]) => {
+                        " › " a href={ (store_href) "/memories/" (memory) } { "Memory " code { (memory) } }
+                    }
+                    Some(["versions", version, ..]) => {
+                        " › " a href={ (store_href) "/versions/" (version) } { "Version " code { (version) } }
+                    }
+                    _ => {}
                 }
-                Some(["versions", version, ..]) => {
-                    let _ = write!(
-                        out,
-                        " › <a href=\"{}/versions/{}\">Version <code>{}</code></a>",
-                        esc(&store_href),
-                        esc(version),
-                        esc(version)
-                    );
-                }
-                _ => {}
             }
+            " › " span aria-current="page" { (here) }
         }
     }
-    let _ = write!(
-        out,
-        " › <span aria-current=\"page\">{}</span></nav>",
-        esc(here)
-    );
-    out
 }
 
 /// What the page header shows about who is acting.
@@ -166,80 +148,90 @@ pub(crate) enum Who {
 }
 
 /// A whole page: the layout around `body`.
-pub(crate) fn page(title: &str, who: &Who, csrf: &str, body: &str) -> String {
-    let mut out = String::with_capacity(body.len() + 1500);
-    out.push_str("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
-    let _ = write!(out, "<title>{} · memory console</title>", esc(title));
-    out.push_str("<link rel=\"icon\" href=\"/console/assets/favicon.svg\" type=\"image/svg+xml\">");
-    out.push_str("<link rel=\"stylesheet\" href=\"/console/assets/console.css\">");
-    out.push_str("<script src=\"/console/assets/console.js\" defer></script>");
-    out.push_str("</head><body><header class=\"top\">");
-    out.push_str("<a class=\"home\" href=\"/console/\">Memory stores</a>");
-    match who {
-        Who::Nobody => {}
-        Who::Open => out.push_str(
-            "<p class=\"who\" role=\"note\">This server runs without API keys (loopback only): \
-             the console works without signing in, and writes record no actor.</p>",
-        ),
-        Who::Key(id, workspace) => {
-            let workspace = match workspace {
-                Some(w) => format!("<code>{}</code>", esc(w)),
-                None => "the default workspace".to_owned(),
-            };
-            let _ = write!(
-                out,
-                "<p class=\"who\">Signed in with API key <code>{}</code> \
-                 <span class=\"workspace\">in workspace: {workspace}</span></p>\
-                 <form method=\"post\" action=\"/console/sign-out\" class=\"inline\">{}\
-                 <button type=\"submit\">Sign out</button></form>",
-                esc(id),
-                csrf_field(csrf)
-            );
-        }
-    }
-    out.push_str("</header><main>");
+pub(crate) fn page(title: &str, who: &Who, csrf: &str, body: Markup) -> Markup {
+    let body = body.into_string();
     // Every page has its heading: pages that do not write one (results, refusals) get the
     // title, after their breadcrumb.
-    if body.contains("<h1") {
-        out.push_str(body);
+    let (before, after) = if body.contains("<h1") {
+        (None, body.as_str())
     } else if let Some(end) = body
         .starts_with("<nav class=\"crumbs\"")
         .then(|| body.find("</nav>"))
         .flatten()
     {
         let end = end + "</nav>".len();
-        out.push_str(&body[..end]);
-        let _ = write!(out, "<h1>{}</h1>", esc(title));
-        out.push_str(&body[end..]);
+        (Some(&body[..end]), &body[end..])
     } else {
-        let _ = write!(out, "<h1>{}</h1>", esc(title));
-        out.push_str(body);
+        (Some(""), body.as_str())
+    };
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · memory console" }
+                link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml";
+                link rel="stylesheet" href="/console/assets/console.css";
+                script src="/console/assets/console.js" defer {}
+            }
+            body {
+                header class="top" {
+                    a class="home" href="/console/" { "Memory stores" }
+                    @match who {
+                        Who::Nobody => {}
+                        Who::Open => {
+                            p class="who" role="note" {
+                                "This server runs without API keys (loopback only): the console works without signing in, and writes record no actor."
+                            }
+                        }
+                        Who::Key(id, workspace) => {
+                            p class="who" {
+                                "Signed in with API key " code { (id) } " "
+                                span class="workspace" {
+                                    "in workspace: "
+                                    @match workspace {
+                                        Some(w) => { code { (w) } }
+                                        None => { "the default workspace" }
+                                    }
+                                }
+                            }
+                            form method="post" action="/console/sign-out" class="inline" {
+                                (csrf_field(csrf))
+                                button type="submit" { "Sign out" }
+                            }
+                        }
+                    }
+                }
+                main {
+                    // The body was rendered by these templates: it is markup already.
+                    @if let Some(before) = before {
+                        (PreEscaped(before))
+                        h1 { (title) }
+                    }
+                    (PreEscaped(after))
+                }
+            }
+        }
     }
-    out.push_str("</main></body></html>\n");
-    out
 }
 
 /// The hidden CSRF field every state-changing form carries.
-pub(crate) fn csrf_field(csrf: &str) -> String {
-    format!(
-        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
-        esc(csrf)
-    )
+pub(crate) fn csrf_field(csrf: &str) -> Markup {
+    html! { input type="hidden" name="csrf" value=(csrf); }
 }
 
 /// A message box: `kind` is `error` or `notice` (a literal of this crate).
-pub(crate) fn message(kind: &'static str, headline: &str, detail: Option<&str>) -> String {
+pub(crate) fn message(kind: &'static str, headline: &str, detail: Option<&str>) -> Markup {
     let role = if kind == "error" { "alert" } else { "status" };
-    let mut out = format!(
-        "<div class=\"{kind}\" role=\"{role}\"><p><strong>{}</strong></p>",
-        esc(headline)
-    );
-    if let Some(detail) = detail {
-        let _ = write!(out, "<p>{}</p>", esc(detail));
+    html! {
+        div class=(kind) role=(role) {
+            p { strong { (headline) } }
+            @if let Some(detail) = detail {
+                p { (detail) }
+            }
+        }
     }
-    out.push_str("</div>");
-    out
 }
 
 #[cfg(test)]
@@ -247,11 +239,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(
-            esc("<img src=x onerror=alert(1)> & \"'"),
-            "&lt;img src=x onerror=alert(1)&gt; &amp; &quot;&#39;"
+    fn text_is_escaped_by_the_templates() {
+        let m = message("error", "<img src=x onerror=alert(1)> & \"", Some("<b>"));
+        assert!(
+            m.0.contains("&lt;img src=x onerror=alert(1)&gt; &amp; &quot;"),
+            "{}",
+            m.0
         );
+        assert!(m.0.contains("<p>&lt;b&gt;</p>"), "{}", m.0);
+        let c = crumbs(Some("/console/stores/a\"b"), "x");
+        assert!(c.0.contains("href=\"/console/stores/a&quot;b\""), "{}", c.0);
     }
 
     #[test]
@@ -263,7 +260,7 @@ mod tests {
     #[test]
     fn times_for_people() {
         let now: memory_store::Timestamp = "2026-12-03T12:00:00Z".parse().unwrap();
-        let at = |s: &str| when_at(s.parse().unwrap(), now);
+        let at = |s: &str| when_at(s.parse().unwrap(), now).into_string();
         assert_eq!(
             at("2026-12-03T11:57:00Z"),
             "<time datetime=\"2026-12-03T11:57:00.000000Z\" title=\"2026-12-03 11:57:00 UTC\">3 minutes ago</time>"
@@ -284,7 +281,8 @@ mod tests {
         let c = crumbs(
             Some("/console/stores/memstore_1/memories/mem_2?x=1"),
             "Refused",
-        );
+        )
+        .into_string();
         assert!(c.contains("<a href=\"/console/\">Stores</a>"), "{c}");
         assert!(
             c.contains("<a href=\"/console/stores/memstore_1\">Store <code>memstore_1</code></a>"),
@@ -295,21 +293,22 @@ mod tests {
             c.ends_with("<span aria-current=\"page\">Refused</span></nav>"),
             "{c}"
         );
-        assert!(!crumbs(None, "Not found").contains("Store "));
+        assert!(!crumbs(None, "Not found").0.contains("Store "));
     }
 
     #[test]
     fn every_page_has_a_heading() {
-        let p = page("Imported", &Who::Nobody, "", "<p>done</p>");
+        let p = page("Imported", &Who::Nobody, "", html! { p { "done" } }).0;
         assert!(p.contains("<main><h1>Imported</h1><p>done</p>"), "{p}");
         let p = page(
             "Refused",
             &Who::Nobody,
             "",
-            &(crumbs(None, "Refused") + "<p>no</p>"),
-        );
+            html! { (crumbs(None, "Refused")) p { "no" } },
+        )
+        .0;
         assert!(p.contains("</nav><h1>Refused</h1><p>no</p>"), "{p}");
-        let p = page("X", &Who::Nobody, "", "<h1>Own</h1>");
+        let p = page("X", &Who::Nobody, "", html! { h1 { "Own" } }).0;
         assert!(!p.contains("<h1>X</h1>"));
     }
 
