@@ -3,7 +3,7 @@
 //!
 //! rmcp's own stdio transport ignores a line that is not JSON, answers a malformed `tools/call`
 //! or `initialize` as an unknown method, drops an oversized message without an answer, and runs
-//! the requests of one client concurrently. The [`Stream`] half reads the lines itself (through
+//! the requests of one client concurrently. The [`Stream`](futures::Stream) half reads the lines itself (through
 //! [`memory_cli::lines`], bounded, on a thread of its own), decodes each into an rmcp message,
 //! and:
 //!
@@ -124,6 +124,8 @@ where
         answers: out_tx.clone(),
         answered: answered_rx,
     };
+    // rmcp polls the stream inside a `select!` and drops the poll when another branch wins:
+    // `unfold` keeps the step under way inside the stream, so no line is lost mid-step.
     let stream = futures::stream::unfold(input, |mut input| async move {
         let message = input.next().await?;
         Some((message, input))
