@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use memory_server::{ApiKeys, ServerConfig};
+
+use crate::admin::parse_positive_duration;
 use memory_store::StoreOptions;
 
 pub(crate) const SERVE_LONG_ABOUT: &str = "\
@@ -71,11 +73,11 @@ pub(crate) struct ServeArgs {
     max_memories_per_store: u64,
 
     /// Time a connection has to send a complete request head (e.g. 10s, 500ms).
-    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "10s", value_parser = parse_positive_duration, value_name = "DURATION")]
     header_read_timeout: Duration,
 
     /// Time a connection may send and read nothing while a request is read or answered.
-    #[arg(long, default_value = "30s", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "30s", value_parser = parse_positive_duration, value_name = "DURATION")]
     idle_timeout: Duration,
 
     /// Most connections open at once (default: the descriptor limit less a reserve).
@@ -83,32 +85,12 @@ pub(crate) struct ServeArgs {
     max_connections: Option<u32>,
 
     /// After SIGTERM, how long requests in flight may take before every connection is closed.
-    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "10s", value_parser = parse_positive_duration, value_name = "DURATION")]
     shutdown_timeout: Duration,
 
     /// Do not serve the web console (`/console/` answers 404).
     #[arg(long)]
     no_console: bool,
-}
-
-/// A duration: a number with `ms`, `s` or `m` (`250ms`, `10s`, `2m`).
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("`{text}` is not a duration like 250ms, 10s or 2m");
-    let (number, unit) = text
-        .find(|c: char| !c.is_ascii_digit())
-        .map(|i| text.split_at(i))
-        .ok_or_else(bad)?;
-    let n: u64 = number.parse().map_err(|_| bad())?;
-    let d = match unit {
-        "ms" => Duration::from_millis(n),
-        "s" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n.checked_mul(60).ok_or_else(bad)?),
-        _ => return Err(bad()),
-    };
-    if d.is_zero() {
-        return Err(format!("`{text}` must be longer than zero"));
-    }
-    Ok(d)
 }
 
 /// Runs the server until SIGTERM or SIGINT. Exit 0 after a clean shutdown, 2 when it cannot

@@ -364,8 +364,8 @@ impl StoreOptions {
             return Ok(None);
         };
         match parse_duration(&value) {
-            Some(duration) => Ok(Some(duration)),
-            None => Err(OptionsError::InvalidValue {
+            Ok(duration) => Ok(Some(duration)),
+            Err(_) => Err(OptionsError::InvalidValue {
                 key: key.to_owned(),
                 value,
                 expected: "a duration with a unit, such as 250ms, 5s, 2m or 1h",
@@ -422,19 +422,72 @@ fn decode(raw: &str, part: &str) -> Result<String, OptionsError> {
     String::from_utf8(out).map_err(|_| malformed("the decoded text is not UTF-8"))
 }
 
-fn parse_duration(value: &str) -> Option<Duration> {
-    let digits = value.find(|c: char| !c.is_ascii_digit())?;
-    if digits == 0 {
-        return None;
+/// Why a text is not a [`parse_duration`] duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurationError {
+    /// Not one or more `{number}{unit}` pairs.
+    Invalid,
+    /// A number, or the total, too large for a [`Duration`].
+    TooLong,
+}
+
+/// The one duration grammar of this project (store options, and every `memory` flag that
+/// takes a duration): one or more `{whole number}{unit}` pairs without spaces, units `ms`,
+/// `s`, `m` (minutes), `h`, `d` (24 hours) and `w` (7 days): `250ms`, `30s`, `90m`, `1d12h`.
+///
+/// ```
+/// use std::time::Duration;
+/// use memory_core::options::{DurationError, parse_duration};
+///
+/// assert_eq!(parse_duration("1d12h"), Ok(Duration::from_secs(36 * 3600)));
+/// assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+/// assert_eq!(parse_duration("1.5h"), Err(DurationError::Invalid));
+/// assert_eq!(parse_duration("99999999999999w"), Err(DurationError::TooLong));
+/// ```
+///
+/// # Errors
+/// [`DurationError`] for anything else (a bare number, a space, a fraction, a sign).
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+    if text.is_empty() {
+        return Err(DurationError::Invalid);
     }
-    let number: u64 = value[..digits].parse().ok()?;
-    match &value[digits..] {
-        "ms" => Some(Duration::from_millis(number)),
-        "s" => Some(Duration::from_secs(number)),
-        "m" => number.checked_mul(60).map(Duration::from_secs),
-        "h" => number.checked_mul(3600).map(Duration::from_secs),
-        _ => None,
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .ok_or(DurationError::Invalid)?;
+        if digits == 0 {
+            return Err(DurationError::Invalid);
+        }
+        // All digits: the only way to fail is a number too large.
+        let number: u64 = rest[..digits].parse().map_err(|_| DurationError::TooLong)?;
+        let after = &rest[digits..];
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(after.len());
+        let seconds_per_unit: u64 = match &after[..unit_len] {
+            "ms" => 0,
+            "s" => 1,
+            "m" => 60,
+            "h" => 3_600,
+            "d" => 86_400,
+            "w" => 604_800,
+            _ => return Err(DurationError::Invalid),
+        };
+        let part = if seconds_per_unit == 0 {
+            Duration::from_millis(number)
+        } else {
+            Duration::from_secs(
+                number
+                    .checked_mul(seconds_per_unit)
+                    .ok_or(DurationError::TooLong)?,
+            )
+        };
+        total = total.checked_add(part).ok_or(DurationError::TooLong)?;
+        rest = &after[unit_len..];
     }
+    Ok(total)
 }
 
 #[cfg(test)]

@@ -1,48 +1,31 @@
-//! Durations written as `30d`, `12h`, `90m`, `45s`, `2w` or combined (`1d12h`).
+//! Durations written as `30d`, `12h`, `90m`, `45s`, `250ms`, `2w` or combined (`1d12h`), for
+//! the flags of every command: memory-core's one grammar with the program's messages.
 
 use std::time::Duration;
 
-/// Parses a duration for `--older-than`: one or more `{number}{unit}` pairs, units `s`, `m`,
-/// `h`, `d` (24 hours) and `w` (7 days).
+use memory_core::options::DurationError;
+
+/// Parses a duration given to a `memory` flag, in the project's one grammar
+/// ([`memory_core::options::parse_duration`]: `250ms`, `30s`, `90m`, `12h`, `30d`, `2w`,
+/// `1d12h`), with a message that says what to write.
 pub(crate) fn parse_duration(raw: &str) -> Result<Duration, String> {
-    let usage = || {
-        format!(
-            "invalid duration `{raw}`: use a number and a unit (s, m, h, d, w), e.g. 30d, 12h, 90m or 1d12h"
-        )
-    };
-    let text = raw.trim();
-    if text.is_empty() {
-        return Err(usage());
+    match memory_core::options::parse_duration(raw.trim()) {
+        Ok(duration) => Ok(duration),
+        Err(DurationError::TooLong) => Err(format!("duration `{raw}` is too long")),
+        Err(DurationError::Invalid) => Err(format!(
+            "invalid duration `{raw}`: use a number and a unit (ms, s, m, h, d, w), e.g. 30d, \
+             12h, 90m, 250ms or 1d12h"
+        )),
     }
-    let mut total: u64 = 0;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        if digits == 0 {
-            return Err(usage());
-        }
-        // All digits: the only way to fail is a number too large for the clock.
-        let number: u64 = rest[..digits]
-            .parse()
-            .map_err(|_| format!("duration `{raw}` is too long"))?;
-        let mut chars = rest[digits..].chars();
-        let unit = match chars.next() {
-            Some('s') => 1,
-            Some('m') => 60,
-            Some('h') => 3_600,
-            Some('d') => 86_400,
-            Some('w') => 604_800,
-            _ => return Err(usage()),
-        };
-        total = number
-            .checked_mul(unit)
-            .and_then(|secs| total.checked_add(secs))
-            .ok_or_else(|| format!("duration `{raw}` is too long"))?;
-        rest = chars.as_str();
+}
+
+/// [`parse_duration`], refusing zero (a timeout of nothing).
+pub(crate) fn parse_positive_duration(raw: &str) -> Result<Duration, String> {
+    let duration = parse_duration(raw)?;
+    if duration.is_zero() {
+        return Err(format!("`{raw}` must be longer than zero"));
     }
-    Ok(Duration::from_secs(total))
+    Ok(duration)
 }
 
 #[cfg(test)]
@@ -59,6 +42,9 @@ mod tests {
         assert_eq!(secs("2w"), Ok(14 * 86_400));
         assert_eq!(secs("1d12h"), Ok(86_400 + 12 * 3_600));
         assert_eq!(secs("0s"), Ok(0));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(parse_positive_duration("0s").is_err());
+        assert_eq!(parse_positive_duration("2m"), Ok(Duration::from_secs(120)));
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod archive;
 mod cat;
 mod copy;
 mod duration;
-pub(crate) use duration::parse_duration;
+pub(crate) use duration::{parse_duration, parse_positive_duration};
 mod expire;
 mod ls;
 mod modified;
