@@ -110,11 +110,14 @@ impl IntoResponse for ConsoleError {
                 headline,
                 detail,
             } => {
-                let body = html! {
-                    (html::crumbs(None, title))
-                    (html::message("error", headline, Some(&detail)))
-                    p { a href="/console/" { "Open the console" } }
-                };
+                let body = html::outcome(
+                    None,
+                    title,
+                    html! {
+                        (html::message("error", headline, Some(&detail)))
+                        p { a href="/console/" { "Open the console" } }
+                    },
+                );
                 html::respond(status, html::page(title, &Who::Nobody, "", body))
             }
             ConsoleError::SignIn {
@@ -134,14 +137,18 @@ impl IntoResponse for ConsoleError {
                 } else {
                     "Refused"
                 };
-                let body = html! {
-                    (html::crumbs(back.as_ref().map(|(href, _)| href.as_str()), title))
-                    (error_box(&error))
-                    @match &back {
-                        Some((href, label)) => { p { a href=(href) { (label) } } }
-                        None => { p { a href="/console/" { "Back to the stores" } } }
-                    }
-                };
+                let href = back.as_ref().map(|(href, _)| href.as_str());
+                let body = html::outcome(
+                    href,
+                    title,
+                    html! {
+                        (error_box(&error))
+                        @match &back {
+                            Some((href, label)) => { p { a href=(href) { (label) } } }
+                            None => { p { a href="/console/" { "Back to the stores" } } }
+                        }
+                    },
+                );
                 viewer.page(status, title, body)
             }
             ConsoleError::Refused {
@@ -150,11 +157,14 @@ impl IntoResponse for ConsoleError {
                 headline,
                 back,
             } => {
-                let body = html! {
-                    (html::crumbs(Some(&back), "Refused"))
-                    (html::message("error", &headline, None))
-                    p { a href=(back) { "Go back" } }
-                };
+                let body = html::outcome(
+                    Some(&back),
+                    "Refused",
+                    html! {
+                        (html::message("error", &headline, None))
+                        p { a href=(back) { "Go back" } }
+                    },
+                );
                 viewer.page(status, "Refused", body)
             }
             ConsoleError::Page {
@@ -170,6 +180,7 @@ impl IntoResponse for ConsoleError {
                     session::SIGN_IN_ATTEMPTS
                 );
                 let body = html! {
+                    h1 { "Too many attempts" }
                     (html::message("error", "Too many sign-in attempts from your address.", Some(&detail)))
                     p { a href="/console/" { "Back to the sign-in form" } }
                 };

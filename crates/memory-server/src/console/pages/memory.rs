@@ -8,7 +8,9 @@ use maud::{Markup, html};
 use memory_store::{ListVersions, Precondition, StoreError, UpdateMemory};
 
 use super::versions::{HISTORY_PAGE, versions_table};
-use super::{Answer, Query, breadcrumb, confirmed, content_block, memory_url, store_url};
+use super::{
+    Answer, Query, breadcrumb, confirm_form, confirmed, content_block, memory_url, store_url,
+};
 use crate::console::diff;
 use crate::console::error::{ConsoleError, OrPage, error_box};
 use crate::console::html::{self, q, size};
@@ -144,15 +146,14 @@ pub(crate) async fn memory(
             }
         }
         h2 { "Delete" }
-        form method="post" action={ (url) "/delete" } class="stack" {
-            (v.csrf())
-            input type="hidden" name="content_sha256" value=(memory.content_sha256);
-            span {
-                input type="checkbox" id="confirm-delete" name="confirm" value="1" required; " "
-                label for="confirm-delete" { "Delete this memory (its versions stay in the store's history)" }
-            }
-            button type="submit" { "Delete memory" }
-        }
+        (confirm_form(
+            &format!("{url}/delete"),
+            v.csrf(),
+            html! { input type="hidden" name="content_sha256" value=(memory.content_sha256); },
+            "confirm-delete",
+            "Delete this memory (its versions stay in the store's history)",
+            "Delete memory",
+        ))
     };
     Ok(v.page(StatusCode::OK, &memory.path, body))
 }

@@ -125,6 +125,29 @@ fn confirmed(post: &Post, refusal: &str, back: &str) -> Result<(), ConsoleError>
     }
 }
 
+/// The form of a one-way action (archive, delete, redact): `intro` (what it does), a box to
+/// tick (`id`: the box's id, `label`: its words) and the `button`.
+fn confirm_form(
+    action: &str,
+    csrf: Markup,
+    intro: Markup,
+    id: &str,
+    label: &str,
+    button: &str,
+) -> Markup {
+    html! {
+        form method="post" action=(action) class="stack" {
+            (csrf)
+            (intro)
+            span {
+                input type="checkbox" id=(id) name="confirm" value="1" required; " "
+                label for=(id) { (label) }
+            }
+            button type="submit" { (button) }
+        }
+    }
+}
+
 /// The trail from the stores to `store`.
 fn breadcrumb(store: &Store) -> Markup {
     html! {
@@ -146,10 +169,13 @@ fn content_block(id: &str, content: &str) -> Markup {
 
 /// Any other console address.
 pub(crate) async fn not_found(SignedIn(v): SignedIn) -> Response {
-    let body = html! {
-        (html::crumbs(None, "Not found"))
-        (html::message("error", "There is no console page at this address.", None))
-        p { a href="/console/" { "Back to the stores" } }
-    };
+    let body = html::outcome(
+        None,
+        "Not found",
+        html! {
+            (html::message("error", "There is no console page at this address.", None))
+            p { a href="/console/" { "Back to the stores" } }
+        },
+    );
     v.page(StatusCode::NOT_FOUND, "Not found", body)
 }

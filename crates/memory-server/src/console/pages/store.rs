@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use maud::{Markup, html};
 use memory_store::{ListMemories, Memory, MemoryListItem, Store, StoreError};
 
-use super::{Answer, Query, memory_url, store_url};
+use super::{Answer, Query, confirm_form, memory_url, store_url};
 use crate::app::App;
 use crate::console::error::{OrPage, error_box};
 use crate::console::html::{self, count, memories, q, size};
@@ -220,17 +220,16 @@ pub(crate) async fn store(
                 button type="submit" { "Import" }
             }
             h2 { "Archive" }
-            form method="post" action={ (url) "/archive" } class="stack" {
-                (v.csrf())
-                p {
+            (confirm_form(
+                &format!("{url}/archive"),
+                v.csrf(),
+                html! { p {
                     "Archiving is one-way: an archived store cannot be un-archived. Its memories stay readable and can be deleted and redacted, but none can be created or changed."
-                }
-                span {
-                    input type="checkbox" id="confirm-archive" name="confirm" value="1" required; " "
-                    label for="confirm-archive" { "I understand that archiving cannot be undone" }
-                }
-                button type="submit" { "Archive store" }
-            }
+                } },
+                "confirm-archive",
+                "I understand that archiving cannot be undone",
+                "Archive store",
+            ))
         }
         h2 { "Delete" }
         form method="post" action={ (url) "/delete" } class="stack" {

@@ -181,12 +181,15 @@ pub(crate) async fn import(
             let stopped = format!(
                 "{done} of {total} memories were imported before {path} was refused; the rest were not."
             );
-            let body = html! {
-                (html::crumbs(Some(&back), "Import stopped"))
-                (error_box(&e))
-                (html::message("error", &stopped, None))
-                p { a href=(back) { "Back to the store" } }
-            };
+            let body = html::outcome(
+                Some(&back),
+                "Import stopped",
+                html! {
+                    (error_box(&e))
+                    (html::message("error", &stopped, None))
+                    p { a href=(back) { "Back to the store" } }
+                },
+            );
             return Err(ConsoleError::Page {
                 viewer: v.clone(),
                 status: StatusCode::from_u16(e.status())
@@ -204,10 +207,13 @@ pub(crate) async fn import(
         memories(done),
         size(bytes)
     );
-    let body = html! {
-        (html::crumbs(Some(&back), "Imported"))
-        (html::message("notice", &imported, None))
-        p { a href=(back) { "Back to the store" } }
-    };
+    let body = html::outcome(
+        Some(&back),
+        "Imported",
+        html! {
+            (html::message("notice", &imported, None))
+            p { a href=(back) { "Back to the store" } }
+        },
+    );
     Ok(v.page(StatusCode::OK, "Imported", body))
 }

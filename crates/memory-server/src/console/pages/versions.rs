@@ -7,8 +7,8 @@ use maud::{Markup, html};
 use memory_store::{ListVersions, MemoryVersion, Operation, StoreError, UpdateMemory, View};
 
 use super::{
-    Answer, Query, actor_words, breadcrumb, confirmed, content_block, memory_url, store_url,
-    version_url,
+    Answer, Query, actor_words, breadcrumb, confirm_form, confirmed, content_block, memory_url,
+    store_url, version_url,
 };
 use crate::console::error::{ConsoleError, OrPage};
 use crate::console::html::{self, q, size};
@@ -164,17 +164,16 @@ pub(crate) async fn version(
         }
         @if ver.redacted_at.is_none() {
             h2 { "Redact" }
-            form method="post" action={ (url) "/redact" } class="stack" {
-                (v.csrf())
-                p {
+            (confirm_form(
+                &format!("{url}/redact"),
+                v.csrf(),
+                html! { p {
                     "Redaction wipes this version's content and path for good (for a leaked secret). The memory's current version cannot be redacted."
-                }
-                span {
-                    input type="checkbox" id="confirm-redact" name="confirm" value="1" required; " "
-                    label for="confirm-redact" { "I understand that redaction cannot be undone" }
-                }
-                button type="submit" { "Redact" }
-            }
+                } },
+                "confirm-redact",
+                "I understand that redaction cannot be undone",
+                "Redact",
+            ))
         }
     };
     Ok(v.page(StatusCode::OK, &title, body))
