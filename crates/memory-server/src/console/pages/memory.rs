@@ -9,7 +9,7 @@ use memory_store::{ListVersions, Precondition, StoreError, UpdateMemory};
 
 use super::versions::{HISTORY_PAGE, versions_table};
 use super::{
-    Answer, Query, breadcrumb, confirm_form, confirmed, content_block, memory_url, store_url,
+    Answer, Params, breadcrumb, confirm_form, confirmed, content_block, memory_url, store_url,
 };
 use crate::console::diff;
 use crate::console::error::{ConsoleError, OrPage, error_box};
@@ -82,7 +82,7 @@ fn editor(
 pub(crate) async fn memory(
     Path((store_id, memory_id)): Path<(String, String)>,
     SignedIn(v): SignedIn,
-    qs: Query,
+    qs: Params,
 ) -> Answer {
     let store = v.engine.retrieve_store(&store_id).await.or_page(&v, None)?;
     let back = store_url(&store.id);
@@ -321,7 +321,7 @@ async fn side(
 pub(crate) async fn diff(
     Path((store_id, memory_id)): Path<(String, String)>,
     SignedIn(v): SignedIn,
-    qs: Query,
+    qs: Params,
 ) -> Answer {
     let store = v.engine.retrieve_store(&store_id).await.or_page(&v, None)?;
     let back = memory_url(&store.id, &memory_id);

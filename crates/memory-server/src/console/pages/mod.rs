@@ -30,15 +30,15 @@ pub(crate) use versions::{redact, restore, version, versions};
 /// What a console handler answers: its page (or a redirect), or the page of a refusal.
 type Answer = Result<Response, ConsoleError>;
 
-/// The query string's fields (none when it cannot be read).
+/// The query string's fields (none when it cannot be read), as an extractor.
 #[derive(Debug, Default)]
-pub(crate) struct Query(Vec<(String, String)>);
+pub(crate) struct Params(Vec<(String, String)>);
 
-impl<S: Send + Sync> FromRequestParts<S> for Query {
+impl<S: Send + Sync> FromRequestParts<S> for Params {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Query(
+        Ok(Params(
             parts
                 .uri
                 .query()
@@ -48,7 +48,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Query {
     }
 }
 
-impl Query {
+impl Params {
     /// The last non-empty value of `name`.
     fn get(&self, name: &str) -> Option<&str> {
         self.0

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use maud::{Markup, html};
 use memory_store::{ListMemories, Memory, MemoryListItem, Store, StoreError};
 
-use super::{Answer, Query, confirm_form, memory_url, store_url};
+use super::{Answer, Params, confirm_form, memory_url, store_url};
 use crate::app::App;
 use crate::console::error::{OrPage, error_box};
 use crate::console::html::{self, count, memories, q, size};
@@ -155,7 +155,7 @@ pub(crate) async fn store(
     State(app): State<App>,
     Path(store_id): Path<String>,
     SignedIn(v): SignedIn,
-    qs: Query,
+    qs: Params,
 ) -> Answer {
     let store = v.engine.retrieve_store(&store_id).await.or_page(&v, None)?;
     let total = v.engine.count_memories(&store.id).await.or_page(&v, None)?;

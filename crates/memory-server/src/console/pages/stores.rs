@@ -6,14 +6,14 @@ use axum::http::StatusCode;
 use maud::html;
 use memory_store::{CreateStore, ListStores};
 
-use super::{Answer, Query, confirmed, sign_in, store_url};
+use super::{Answer, Params, confirmed, sign_in, store_url};
 use crate::console::error::{ConsoleError, OrPage, error_box};
 use crate::console::html::{self, q};
 use crate::console::redirect;
 use crate::console::viewer::{Post, Viewer};
 
 /// `GET /console/`: the stores, newest first (archived ones on request), and the create form.
-pub(crate) async fn index(v: Viewer, qs: Query) -> Answer {
+pub(crate) async fn index(v: Viewer, qs: Params) -> Answer {
     if !v.signed_in() {
         return Ok(sign_in::form(&v, StatusCode::OK, None, qs.notice()));
     }

@@ -7,7 +7,7 @@ use maud::{Markup, html};
 use memory_store::{ListVersions, MemoryVersion, Operation, StoreError, UpdateMemory, View};
 
 use super::{
-    Answer, Query, actor_words, breadcrumb, confirm_form, confirmed, content_block, memory_url,
+    Answer, Params, actor_words, breadcrumb, confirm_form, confirmed, content_block, memory_url,
     store_url, version_url,
 };
 use crate::console::error::{ConsoleError, OrPage};
@@ -77,7 +77,7 @@ pub(super) fn versions_table(
 pub(crate) async fn versions(
     Path(store_id): Path<String>,
     SignedIn(v): SignedIn,
-    qs: Query,
+    qs: Params,
 ) -> Answer {
     let store = v.engine.retrieve_store(&store_id).await.or_page(&v, None)?;
     let page = v
@@ -113,7 +113,7 @@ pub(crate) async fn versions(
 pub(crate) async fn version(
     Path((store_id, version_id)): Path<(String, String)>,
     SignedIn(v): SignedIn,
-    qs: Query,
+    qs: Params,
 ) -> Answer {
     let store = v.engine.retrieve_store(&store_id).await.or_page(&v, None)?;
     let back = store_url(&store.id);
