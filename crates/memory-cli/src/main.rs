@@ -12,7 +12,7 @@ use memory_cli::exec;
 use memory_core::{CreateMode, MemoryTool};
 
 use failure::error_chain;
-use store_args::{Access, StoreArgs};
+use store_args::{OpenMode, StoreArgs};
 
 #[macro_use]
 mod exit;
@@ -117,7 +117,7 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Administer the memory stores of a `memory serve` database: list, memories, history,
     /// redact, restore, export.
-    Store(store_admin::StoreArgs),
+    Store(store_admin::StoreAdminArgs),
     /// Run Claude with the memory tool over a store, until Claude is done.
     #[command(long_about = run::RUN_LONG_ABOUT)]
     Run(run::RunArgs),
@@ -194,7 +194,7 @@ fn init_tracing() {
 }
 
 async fn run_exec(args: ExecArgs) -> ExitCode {
-    let store = match args.store.open(Access::CreateIfMissing).await {
+    let store = match args.store.open(OpenMode::CreateIfMissing).await {
         Ok(store) => store,
         Err(failure) => {
             eprintln!("memory: {failure}");

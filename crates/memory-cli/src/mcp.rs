@@ -25,7 +25,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::exit::{EXIT_STATUS_HELP, Exit};
-use crate::store_args::{Access, StoreArgs};
+use crate::store_args::{OpenMode, StoreArgs};
 
 /// The memory tool's name.
 pub(crate) const TOOL_NAME: &str = "memory";
@@ -89,9 +89,9 @@ pub(crate) async fn run(mut args: McpArgs) -> ExitCode {
     // Read-only: nothing in the store changes, not even a lock file, so a store the user may
     // read but not write (shared, mounted read-only) is served.
     let access = if args.read_only {
-        Access::ReadOnly
+        OpenMode::ReadOnly
     } else {
-        Access::CreateIfMissing
+        OpenMode::CreateIfMissing
     };
     // A desktop client starts the server in a folder of its choosing: without --store, the
     // memories go to the user's data directory, never to whatever folder that is.

@@ -16,9 +16,9 @@ use memory_runner::mounts::{
 };
 use memory_runner::{OpenOptions, STORE_API_KEY_VAR, open_mount};
 
-use crate::failure::Failure;
 use crate::exit::Exit;
-use crate::store_args::{Access as StoreAccess, StoreArgs};
+use crate::failure::Failure;
+use crate::store_args::{OpenMode, StoreArgs};
 
 /// What `--help` of `memory run` and `memory mcp` says about mounts, with the versioned-store
 /// URL forms this build opens (from memory-runner's list of compiled schemes).
@@ -246,7 +246,7 @@ pub(crate) async fn open_store_or_mounts(
     store: &StoreArgs,
     mounts: &MountArgs,
     options: &OpenOptions,
-    access: StoreAccess,
+    access: OpenMode,
 ) -> Result<(Arc<dyn Storage>, Option<String>), Failure> {
     match mounts.open(options).await {
         Ok(Some(mounts)) => {

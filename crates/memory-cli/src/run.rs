@@ -32,7 +32,7 @@ use memory_runner::{
 };
 
 use crate::exit::Exit;
-use crate::store_args::{Access, StoreArgs};
+use crate::store_args::{OpenMode, StoreArgs};
 
 /// The model `memory run` asks unless `--model` says otherwise.
 pub(crate) const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
@@ -148,7 +148,7 @@ pub(crate) async fn run(args: RunArgs) -> ExitCode {
         &args.store,
         &args.mounts,
         &options,
-        Access::CreateIfMissing,
+        OpenMode::CreateIfMissing,
     )
     .await;
     let store = match opened {

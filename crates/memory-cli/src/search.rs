@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::admin::{parse_path, write_stdout};
 use crate::exit::Exit;
 use crate::failure::Failure;
-use crate::store_args::{Access, StoreArgs};
+use crate::store_args::{OpenMode, StoreArgs};
 
 /// `memory search --help`, after the options.
 const SEARCH_AFTER_HELP: &str = concat!(
@@ -81,7 +81,7 @@ pub(crate) async fn run(args: SearchArgs) -> ExitCode {
 async fn search(args: SearchArgs) -> Result<(), Failure> {
     let under = parse_path(&args.path)?;
     let query = build_query(&args.query, under, args.limit).map_err(invalid_query)?;
-    let store = args.store.open(Access::ReadOnly).await?;
+    let store = args.store.open(OpenMode::ReadOnly).await?;
     let hits = run_query(store.as_ref(), &query).await?;
     let mut text = if args.json {
         json!({"query": query.text(), "results": hits}).to_string()

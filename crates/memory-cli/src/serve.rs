@@ -10,7 +10,7 @@ use std::time::Duration;
 use memory_server::{ApiKeys, ServerConfig};
 
 use crate::admin::parse_positive_duration;
-use memory_store::StoreOptions;
+use memory_store::EngineOptions;
 
 pub(crate) const SERVE_LONG_ABOUT: &str = "\
 Serve memory stores over HTTP with the hosted memory-stores API.
@@ -117,7 +117,7 @@ pub(crate) async fn run(args: ServeArgs) -> ExitCode {
         eprintln!("memory serve: {e}");
         return ExitCode::from(2);
     }
-    let options = StoreOptions::default().max_memories_per_store(args.max_memories_per_store);
+    let options = EngineOptions::default().max_memories_per_store(args.max_memories_per_store);
     let engine = match args.db.open(options).await {
         Ok(engine) => engine,
         Err(e) => {

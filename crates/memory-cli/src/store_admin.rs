@@ -16,7 +16,7 @@ use crate::store_args::DbArgs;
 
 /// Arguments of `memory store`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct StoreArgs {
+pub(crate) struct StoreAdminArgs {
     #[command(flatten)]
     db: DbArgs,
 
@@ -129,8 +129,8 @@ impl AdminError {
 
 /// Runs a `memory store` subcommand. Exit 0 on success, 1 when the operation fails, 2 when
 /// the database cannot be opened, 3 when the store, memory or version does not exist.
-pub(crate) async fn run(args: StoreArgs) -> ExitCode {
-    let engine = match args.db.open(memory_store::StoreOptions::default()).await {
+pub(crate) async fn run(args: StoreAdminArgs) -> ExitCode {
+    let engine = match args.db.open(memory_store::EngineOptions::default()).await {
         Ok(e) => e,
         Err(e) => {
             eprintln!("memory store: {e}");

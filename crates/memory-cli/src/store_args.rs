@@ -9,8 +9,8 @@ use std::sync::Arc;
 use memory_cli::store_url::{self, OpenOptions, Scheme, StoreUrl};
 use memory_core::Storage;
 
-use crate::failure::{Failure, error_chain};
 use crate::exit::Exit;
+use crate::failure::{Failure, error_chain};
 
 /// The store of every command but `memory mcp` when neither `--store` nor `MEMORY_STORE` is
 /// given.
@@ -106,11 +106,11 @@ fn parse_store_option(raw: &str) -> Result<(String, String), String> {
 
 /// Whether opening a store may create it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Access {
+pub(crate) enum OpenMode {
     /// The command may change the store but not create it: a directory or database file that
     /// is not there is "not found" (exit 3) rather than created empty.
     Existing,
-    /// The command only reads: as [`Access::Existing`], and the store is opened read-only
+    /// The command only reads: as [`OpenMode::Existing`], and the store is opened read-only
     /// (memory-runner's `OpenOptions::with_read_only`), so that nothing on disk changes, not
     /// even a lock file (a folder or database the user may read but not write can be read).
     ReadOnly,
@@ -143,7 +143,7 @@ impl StoreArgs {
     }
 
     /// Opens this command's store.
-    pub(crate) async fn open(&self, access: Access) -> Result<Arc<dyn Storage>, Failure> {
+    pub(crate) async fn open(&self, access: OpenMode) -> Result<Arc<dyn Storage>, Failure> {
         open_url(self.url(), &self.options(None), access).await
     }
 
@@ -151,7 +151,7 @@ impl StoreArgs {
     pub(crate) async fn open_with(
         &self,
         options: &OpenOptions,
-        access: Access,
+        access: OpenMode,
     ) -> Result<Arc<dyn Storage>, Failure> {
         open_url(self.url(), options, access).await
     }
@@ -181,7 +181,7 @@ pub(crate) async fn open_store(
     url: &str,
     key_file: Option<&Path>,
     old_key_files: &[PathBuf],
-    access: Access,
+    access: OpenMode,
 ) -> Result<Arc<dyn Storage>, Failure> {
     let args = StoreArgs {
         store: Some(url.to_owned()),
@@ -216,12 +216,12 @@ pub(crate) async fn open_inner_store(url: &str) -> Result<Arc<dyn Storage>, Fail
 async fn open_url(
     url: &str,
     options: &OpenOptions,
-    access: Access,
+    access: OpenMode,
 ) -> Result<Arc<dyn Storage>, Failure> {
     let parsed: StoreUrl = url
         .parse()
         .map_err(|e| Failure::new(Exit::Usage, format!("invalid store URL `{url}`: {e}")))?;
-    if access != Access::CreateIfMissing
+    if access != OpenMode::CreateIfMissing
         && let Some(path) = store_url::local_path(&parsed)
         && !path.exists()
     {
@@ -231,7 +231,7 @@ async fn open_url(
         ));
     }
     let read_only;
-    let options = if access == Access::ReadOnly {
+    let options = if access == OpenMode::ReadOnly {
         read_only = options.clone().with_read_only();
         &read_only
     } else {
@@ -314,7 +314,7 @@ impl DbArgs {
     /// opened; it never holds a password.
     pub(crate) async fn open(
         &self,
-        options: memory_store::StoreOptions,
+        options: memory_store::EngineOptions,
     ) -> Result<memory_store::MemoryStores, String> {
         if let Some(url) = self.path.to_str().filter(|d| is_postgres_url(d)) {
             return open_postgres(url, options).await;
@@ -340,7 +340,7 @@ fn is_postgres_url(db: &str) -> bool {
 #[cfg(feature = "postgres")]
 async fn open_postgres(
     url: &str,
-    options: memory_store::StoreOptions,
+    options: memory_store::EngineOptions,
 ) -> Result<memory_store::MemoryStores, String> {
     use memory_runner::postgres::PostgresPersistence;
     let p = PostgresPersistence::from_url(url, memory_core::options::StoreOptions::new())
@@ -352,7 +352,7 @@ async fn open_postgres(
 #[cfg(not(feature = "postgres"))]
 async fn open_postgres(
     _url: &str,
-    _options: memory_store::StoreOptions,
+    _options: memory_store::EngineOptions,
 ) -> Result<memory_store::MemoryStores, String> {
     Err(
         "this build of memory has no PostgreSQL support: build it with the `postgres` feature"

@@ -37,10 +37,10 @@ pub(crate) fn is_reserved(path: &MemoryPath) -> bool {
 /// [`Encrypted::open`](crate::Encrypted::open) returns it; a store made with
 /// [`Encrypted::new`](crate::Encrypted::new) runs the same check before its first operation
 /// and answers every operation with `memory_core::Error::Backend { backend: "encrypted",
-/// source: OpenError, .. }` while it fails, so nothing is written with the wrong key.
+/// source: KeyCheckError, .. }` while it fails, so nothing is written with the wrong key.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum OpenError {
+pub enum KeyCheckError {
     /// The inner store holds only UTF-8 text ([`memory_core::Capabilities::binary_files`] is
     /// false), but envelopes are binary.
     #[error(
@@ -102,9 +102,9 @@ fn ids(keyring: &[KeyId]) -> String {
         .join(", ")
 }
 
-impl From<Error> for OpenError {
+impl From<Error> for KeyCheckError {
     fn from(source: Error) -> Self {
-        OpenError::Storage { source }
+        KeyCheckError::Storage { source }
     }
 }
 
@@ -243,7 +243,7 @@ pub(crate) async fn check<S: Storage + ?Sized>(
     inner: &S,
     keyring: &Keyring,
     mark: bool,
-) -> Result<Checked, OpenError> {
+) -> Result<Checked, KeyCheckError> {
     let record = key_check_path();
     // Two rounds: a record created by someone else between our look and our create is read
     // and checked in the second.
@@ -255,9 +255,11 @@ pub(crate) async fn check<S: Storage + ?Sized>(
         }
         match first_file(inner).await? {
             None => {}
-            Some((example, Probe::Plaintext)) => return Err(OpenError::PlaintextStore { example }),
+            Some((example, Probe::Plaintext)) => {
+                return Err(KeyCheckError::PlaintextStore { example });
+            }
             Some((_, Probe::Envelope(found))) if !keyring.contains(found) => {
-                return Err(OpenError::WrongKey {
+                return Err(KeyCheckError::WrongKey {
                     found,
                     keyring: keyring.key_ids(),
                 });
@@ -270,7 +272,7 @@ pub(crate) async fn check<S: Storage + ?Sized>(
             return Ok(Checked::Unmarked);
         }
         let sealed = envelope::seal(keyring.active(), &record, MARKER.to_vec())
-            .map_err(|e| OpenError::Storage { source: e.into() })?;
+            .map_err(|e| KeyCheckError::Storage { source: e.into() })?;
         match inner.write(&record, sealed, WriteMode::Create).await {
             Ok(_) => {
                 tracing::info!(store = %inner, key = %keyring.active_id(), "wrote the encryption key check");
@@ -280,27 +282,27 @@ pub(crate) async fn check<S: Storage + ?Sized>(
             Err(e) => return Err(e.into()),
         }
     }
-    Err(OpenError::Storage {
+    Err(KeyCheckError::Storage {
         source: Error::Conflict { path: record },
     })
 }
 
 /// Opens the record: it must be an envelope for its path under a key of the ring, holding the
 /// marker.
-fn verify(keyring: &Keyring, record: &MemoryPath, stored: Vec<u8>) -> Result<(), OpenError> {
+fn verify(keyring: &Keyring, record: &MemoryPath, stored: Vec<u8>) -> Result<(), KeyCheckError> {
     match envelope::open(keyring, record, stored) {
         Ok(plaintext) if plaintext == MARKER => Ok(()),
-        Ok(_) => Err(OpenError::KeyCheckDamaged {
+        Ok(_) => Err(KeyCheckError::KeyCheckDamaged {
             source: EncryptionError::Tampered {
                 path: record.clone(),
                 part: crate::EnvelopePart::Body,
             },
         }),
-        Err(EncryptionError::WrongKey { key_id, .. }) => Err(OpenError::WrongKey {
+        Err(EncryptionError::WrongKey { key_id, .. }) => Err(KeyCheckError::WrongKey {
             found: key_id,
             keyring: keyring.key_ids(),
         }),
-        Err(source) => Err(OpenError::KeyCheckDamaged { source }),
+        Err(source) => Err(KeyCheckError::KeyCheckDamaged { source }),
     }
 }
 

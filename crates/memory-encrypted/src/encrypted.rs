@@ -10,7 +10,7 @@ use memory_core::{
     WriteMode, check_rename_preconditions,
 };
 
-use crate::check::{self, Checked, OpenError, is_reserved, key_check_path};
+use crate::check::{self, Checked, KeyCheckError, is_reserved, key_check_path};
 use crate::envelope::{self, plaintext_size};
 use crate::{BACKEND, Keyring};
 
@@ -33,7 +33,7 @@ pub(crate) const MAX_ATTEMPTS: usize = 8;
 /// - **Key check**: the store holds a key check record ([`KEY_CHECK_PATH`](crate::KEY_CHECK_PATH),
 ///   invisible through the wrapper). Before the first operation the wrapper checks it
 ///   against the keyring (writing it before the first change), and refuses to work on a store encrypted
-///   under another key or on a plaintext store ([`OpenError`]). [`Encrypted::open`] runs the
+///   under another key or on a plaintext store ([`KeyCheckError`]). [`Encrypted::open`] runs the
 ///   check at once and returns the typed error.
 ///
 /// `Display` shows the stack, e.g. `Encrypted(InMemory)`.
@@ -51,7 +51,7 @@ impl<S> Encrypted<S> {
     /// key of the ring the file names.
     ///
     /// The key check runs before the first operation; while it fails, every operation fails
-    /// with `Error::Backend { backend: "encrypted", source: OpenError, .. }` and changes
+    /// with `Error::Backend { backend: "encrypted", source: KeyCheckError, .. }` and changes
     /// nothing. Prefer [`Encrypted::open`], which checks at once and says why.
     pub fn new(inner: S, keyring: Keyring) -> Self {
         Encrypted {
@@ -83,10 +83,10 @@ impl<S: Storage> Encrypted<S> {
     /// store's do).
     ///
     /// # Errors
-    /// [`OpenError::TextOnlyStore`].
-    pub fn try_new(inner: S, keyring: Keyring) -> std::result::Result<Self, OpenError> {
+    /// [`KeyCheckError::TextOnlyStore`].
+    pub fn try_new(inner: S, keyring: Keyring) -> std::result::Result<Self, KeyCheckError> {
         if !inner.capabilities().binary_files {
-            return Err(OpenError::TextOnlyStore {
+            return Err(KeyCheckError::TextOnlyStore {
                 store: inner.to_string(),
             });
         }
@@ -105,7 +105,7 @@ impl<S: Storage> Encrypted<S> {
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// use std::sync::Arc;
     /// use memory_core::{InMemoryStorage, MemoryPath, Storage, WriteMode};
-    /// use memory_encrypted::{Encrypted, Key, Keyring, OpenError};
+    /// use memory_encrypted::{Encrypted, Key, Keyring, KeyCheckError};
     ///
     /// let inner = Arc::new(InMemoryStorage::new());
     /// let store = Encrypted::open(inner.clone(), Keyring::new(Key::generate().unwrap())).await.unwrap();
@@ -113,16 +113,16 @@ impl<S: Storage> Encrypted<S> {
     /// store.write(&path, b"x".to_vec(), WriteMode::Create).await.unwrap();
     /// let other = Keyring::new(Key::generate().unwrap());
     /// let e = Encrypted::open(inner, other).await.unwrap_err();
-    /// assert!(matches!(e, OpenError::WrongKey { .. }));
+    /// assert!(matches!(e, KeyCheckError::WrongKey { .. }));
     /// # });
     /// ```
     ///
     /// # Errors
-    /// [`OpenError`]: a text-only inner store, a key not in the ring, a plaintext store
+    /// [`KeyCheckError`]: a text-only inner store, a key not in the ring, a plaintext store
     /// (adopt it with [`rekey_with`](Self::rekey_with) and
     /// [`encrypt_plaintext`](crate::RekeyOptions::encrypt_plaintext)), a damaged record, or
     /// the inner store failing.
-    pub async fn open(inner: S, keyring: Keyring) -> std::result::Result<Self, OpenError> {
+    pub async fn open(inner: S, keyring: Keyring) -> std::result::Result<Self, KeyCheckError> {
         let store = Self::try_new(inner, keyring)?;
         let found = check::check(&store.inner, &store.keyring, false).await?;
         store.checked.store(state_of(found), Ordering::Release);
@@ -139,7 +139,7 @@ impl<S: Storage> Encrypted<S> {
         if !self.inner.capabilities().binary_files {
             return Err(Error::backend(
                 BACKEND,
-                OpenError::TextOnlyStore {
+                KeyCheckError::TextOnlyStore {
                     store: self.inner.to_string(),
                 },
             ));
@@ -149,7 +149,7 @@ impl<S: Storage> Encrypted<S> {
                 self.checked.store(state_of(found), Ordering::Release);
                 Ok(())
             }
-            Err(OpenError::Storage { source }) => Err(source),
+            Err(KeyCheckError::Storage { source }) => Err(source),
             Err(e) => {
                 tracing::error!(store = %self, error = %e, "the encryption key check failed");
                 Err(Error::backend(BACKEND, e))

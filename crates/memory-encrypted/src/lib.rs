@@ -9,7 +9,7 @@ mod envelope;
 mod key;
 mod rekey;
 
-pub use check::{EncryptionState, KEY_CHECK_PATH, OpenError, probe};
+pub use check::{EncryptionState, KEY_CHECK_PATH, KeyCheckError, probe};
 pub use encrypted::Encrypted;
 pub use envelope::{EncryptionError, EnvelopePart, FORMAT_VERSION, MAGIC, OVERHEAD};
 pub use key::{KEY_ID_LEN, KEY_LEN, Key, KeyError, KeyId, Keyring, generate_key_file};

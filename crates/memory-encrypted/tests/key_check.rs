@@ -12,7 +12,7 @@ use memory_core::{
     Result, Storage, StoredFile, Version, WriteMode,
 };
 use memory_encrypted::{
-    Encrypted, EncryptionState, KEY_CHECK_PATH, Key, Keyring, OpenError, RekeyOptions, probe,
+    Encrypted, EncryptionState, KEY_CHECK_PATH, Key, KeyCheckError, Keyring, RekeyOptions, probe,
 };
 use memory_fs::FsStorage;
 use memory_sqlite::SqliteStorage;
@@ -36,10 +36,10 @@ async fn snapshot(store: &dyn Storage) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-fn open_error(e: &Error) -> &OpenError {
+fn open_error(e: &Error) -> &KeyCheckError {
     e.source()
-        .and_then(|s| s.downcast_ref::<OpenError>())
-        .unwrap_or_else(|| panic!("not an OpenError: {e:?}"))
+        .and_then(|s| s.downcast_ref::<KeyCheckError>())
+        .unwrap_or_else(|| panic!("not an KeyCheckError: {e:?}"))
 }
 
 /// The scenario of the issue, over one inner store: first use marks the store; a wrong key,
@@ -96,7 +96,7 @@ async fn key_check_scenario(inner: Arc<dyn Storage>) {
         .await
         .unwrap_err();
     assert!(
-        matches!(&e, OpenError::WrongKey { found, keyring } if *found == key.id() && *keyring == [wrong.id()]),
+        matches!(&e, KeyCheckError::WrongKey { found, keyring } if *found == key.id() && *keyring == [wrong.id()]),
         "{name}: {e:?}"
     );
     assert!(e.to_string().contains(&key.id().to_string()), "{e}");
@@ -114,7 +114,7 @@ async fn key_check_scenario(inner: Arc<dyn Storage>) {
         .write(&p("/memories/b.md"), b"x".to_vec(), WriteMode::Create)
         .await
         .unwrap_err();
-    assert!(matches!(open_error(&e), OpenError::WrongKey { .. }));
+    assert!(matches!(open_error(&e), KeyCheckError::WrongKey { .. }));
     assert_eq!(
         snapshot(&*inner).await,
         before,
@@ -164,7 +164,7 @@ async fn a_plaintext_store_is_refused_until_adopted_by_rekey() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&e, OpenError::PlaintextStore { example } if example.as_str() == "/memories/notes.md"),
+        matches!(&e, KeyCheckError::PlaintextStore { example } if example.as_str() == "/memories/notes.md"),
         "{e:?}"
     );
     assert!(e.to_string().contains("--encrypt-plaintext"), "{e}");
@@ -174,7 +174,10 @@ async fn a_plaintext_store_is_refused_until_adopted_by_rekey() {
         .write(&p("/memories/new.md"), b"x".to_vec(), WriteMode::Create)
         .await
         .unwrap_err();
-    assert!(matches!(open_error(&e), OpenError::PlaintextStore { .. }));
+    assert!(matches!(
+        open_error(&e),
+        KeyCheckError::PlaintextStore { .. }
+    ));
     assert_eq!(snapshot(&*inner).await, before, "nothing written");
 
     // Adopting is the explicit rekey; it marks the store as encrypted.
@@ -236,7 +239,7 @@ async fn a_store_encrypted_before_key_checks_gets_its_record_with_the_right_key_
         .await
         .unwrap_err();
     assert!(
-        matches!(e, OpenError::WrongKey { found, .. } if found == key.id()),
+        matches!(e, KeyCheckError::WrongKey { found, .. } if found == key.id()),
         "{e:?}"
     );
     assert!(
@@ -281,7 +284,7 @@ async fn a_damaged_record_is_its_own_error() {
     let e = Encrypted::open(inner.clone(), ring(&key))
         .await
         .unwrap_err();
-    assert!(matches!(e, OpenError::KeyCheckDamaged { .. }), "{e:?}");
+    assert!(matches!(e, KeyCheckError::KeyCheckDamaged { .. }), "{e:?}");
     inner
         .write(&record, b"not an envelope".to_vec(), WriteMode::Overwrite)
         .await
@@ -289,7 +292,7 @@ async fn a_damaged_record_is_its_own_error() {
     let e = Encrypted::open(inner.clone(), ring(&key))
         .await
         .unwrap_err();
-    assert!(matches!(e, OpenError::KeyCheckDamaged { .. }), "{e:?}");
+    assert!(matches!(e, KeyCheckError::KeyCheckDamaged { .. }), "{e:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -319,7 +322,7 @@ async fn two_first_writes_with_different_keys_one_wins() {
             match write.await.unwrap() {
                 Ok(_) => ok += 1,
                 Err(e) => assert!(
-                    matches!(open_error(&e), OpenError::WrongKey { .. }),
+                    matches!(open_error(&e), KeyCheckError::WrongKey { .. }),
                     "{e:?}"
                 ),
             }
@@ -466,21 +469,24 @@ async fn encryption_over_a_text_only_store_is_refused_when_composed() {
     let key = Key::generate().unwrap();
     let e = Encrypted::try_new(TextOnly::default(), ring(&key)).unwrap_err();
     assert!(
-        matches!(&e, OpenError::TextOnlyStore { store } if store == "TextOnly(InMemory)"),
+        matches!(&e, KeyCheckError::TextOnlyStore { store } if store == "TextOnly(InMemory)"),
         "{e:?}"
     );
     assert!(e.to_string().contains("holds only UTF-8 text"), "{e}");
     let e = Encrypted::open(TextOnly::default(), ring(&key))
         .await
         .unwrap_err();
-    assert!(matches!(e, OpenError::TextOnlyStore { .. }), "{e:?}");
+    assert!(matches!(e, KeyCheckError::TextOnlyStore { .. }), "{e:?}");
     // Composed with `new` anyway: nothing reaches the inner store.
     let lazy = Encrypted::new(TextOnly::default(), ring(&key));
     let e = lazy
         .write(&p("/memories/a.md"), b"x".to_vec(), WriteMode::Create)
         .await
         .unwrap_err();
-    assert!(matches!(open_error(&e), OpenError::TextOnlyStore { .. }));
+    assert!(matches!(
+        open_error(&e),
+        KeyCheckError::TextOnlyStore { .. }
+    ));
     assert_eq!(lazy.inner().0.file_count().await.unwrap(), 0);
 }
 

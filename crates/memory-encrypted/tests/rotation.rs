@@ -12,7 +12,7 @@ use memory_core::{
     WriteMode,
 };
 use memory_encrypted::{
-    Encrypted, EncryptionError, Key, KeyId, Keyring, OpenError, RekeyOptions, RekeyOutcome,
+    Encrypted, EncryptionError, Key, KeyCheckError, KeyId, Keyring, RekeyOptions, RekeyOutcome,
 };
 
 fn p(s: &str) -> MemoryPath {
@@ -72,14 +72,14 @@ async fn rotation_reads_old_files_and_writes_under_the_new_key() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, OpenError::WrongKey { found, keyring } if *found == old.id() && *keyring == [new.id()]),
+        matches!(&err, KeyCheckError::WrongKey { found, keyring } if *found == old.id() && *keyring == [new.id()]),
         "{err:?}"
     );
     let new_only = Encrypted::new(Arc::clone(&inner), Keyring::new(new.clone()));
     let err = new_only.read(&b).await.unwrap_err();
-    let cause = err.source().unwrap().downcast_ref::<OpenError>();
+    let cause = err.source().unwrap().downcast_ref::<KeyCheckError>();
     assert!(
-        matches!(cause, Some(OpenError::WrongKey { found, .. }) if *found == old.id()),
+        matches!(cause, Some(KeyCheckError::WrongKey { found, .. }) if *found == old.id()),
         "{err:?}"
     );
     // With the old key as a decryption key it opens.

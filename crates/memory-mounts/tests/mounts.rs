@@ -585,7 +585,7 @@ async fn session_ids_follow_one_rule_on_a_local_engine_too() {
 async fn a_full_store_is_store_full_for_the_tool() {
     let engine = MemoryStores::with_options(
         memory_store::SqlitePersistence::open_in_memory().unwrap(),
-        memory_store::StoreOptions::default().max_memories_per_store(1),
+        memory_store::EngineOptions::default().max_memories_per_store(1),
     );
     let s = new_store(&engine, "Tiny", "").await;
     let storage = StoreStorage::local(engine, &s, SESSION).unwrap();

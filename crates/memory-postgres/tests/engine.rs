@@ -10,15 +10,15 @@ mod cases;
 
 use memory_core::options::StoreOptions as UrlOptions;
 use memory_postgres::PostgresPersistence;
-use memory_store::{MemoryStores, StoreOptions};
+use memory_store::{EngineOptions, MemoryStores};
 
 /// A new engine over the engine's tables in a new schema.
 async fn engine() -> MemoryStores {
-    engine_with(StoreOptions::default()).await
+    engine_with(EngineOptions::default()).await
 }
 
 /// [`engine`] with `options`.
-async fn engine_with(options: StoreOptions) -> MemoryStores {
+async fn engine_with(options: EngineOptions) -> MemoryStores {
     let schema = common::unique("engine");
     let p = PostgresPersistence::from_url(
         &common::url_with(&format!("schema={schema}&pool_size=4")),

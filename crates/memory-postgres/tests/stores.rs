@@ -13,8 +13,8 @@ use std::sync::Arc;
 use memory_core::options::StoreOptions as UrlOptions;
 use memory_postgres::{PostgresOpenError, PostgresPersistence};
 use memory_store::{
-    Actor, CreateStore, ListMemories, ListVersions, MemoryListItem, MemoryStores, Operation,
-    Precondition, Reason, StoreError, StoreOptions, UpdateMemory, UpdateStore, View,
+    Actor, CreateStore, EngineOptions, ListMemories, ListVersions, MemoryListItem, MemoryStores,
+    Operation, Precondition, Reason, StoreError, UpdateMemory, UpdateStore, View,
 };
 
 type Engine = MemoryStores<PostgresPersistence>;
@@ -31,7 +31,7 @@ async fn persistence(schema: &str) -> PostgresPersistence {
 }
 
 /// Two engines with pools of their own on one new schema.
-async fn engines(options: StoreOptions) -> (String, [Engine; 2]) {
+async fn engines(options: EngineOptions) -> (String, [Engine; 2]) {
     let schema = common::unique("stores");
     let a = MemoryStores::with_options(persistence(&schema).await, options.clone());
     let b = MemoryStores::with_options(persistence(&schema).await, options);
@@ -50,7 +50,7 @@ async fn new_store(e: &Engine) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_round_trips_between_instances() {
-    let (schema, [a, b]) = engines(StoreOptions::default()).await;
+    let (schema, [a, b]) = engines(EngineOptions::default()).await;
     let store = a
         .create_store(CreateStore {
             name: "Prefs".into(),
@@ -191,7 +191,7 @@ async fn everything_round_trips_between_instances() {
 /// writer of that store, never for a writer of a different one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_holds_its_own_store_only() {
-    let (schema, [a, b]) = engines(StoreOptions::default()).await;
+    let (schema, [a, b]) = engines(EngineOptions::default()).await;
     let (held, free) = (new_store(&a).await, new_store(&a).await);
     // An open transaction holding `held`'s row, as a writer of it does.
     let mut admin = common::admin().await;
@@ -229,7 +229,7 @@ async fn a_write_holds_its_own_store_only() {
 async fn the_memory_limit_is_exact_across_instances() {
     const MAX: u64 = 25;
     const TASKS: usize = 16;
-    let (_, engines) = engines(StoreOptions::default().max_memories_per_store(MAX)).await;
+    let (_, engines) = engines(EngineOptions::default().max_memories_per_store(MAX)).await;
     let engines = Arc::new(engines);
     for round in 0..5 {
         let store = new_store(&engines[0]).await;
@@ -266,7 +266,7 @@ async fn the_memory_limit_is_exact_across_instances() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn eight_updates_with_one_precondition_over_two_instances_have_one_winner() {
-    let (_, engines) = engines(StoreOptions::default()).await;
+    let (_, engines) = engines(EngineOptions::default()).await;
     let engines = Arc::new(engines);
     let store = new_store(&engines[0]).await;
     let m = engines[0]
@@ -324,7 +324,7 @@ async fn eight_updates_with_one_precondition_over_two_instances_have_one_winner(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_path_and_a_path_below_it_never_both_exist() {
-    let (_, engines) = engines(StoreOptions::default()).await;
+    let (_, engines) = engines(EngineOptions::default()).await;
     let engines = Arc::new(engines);
     for round in 0..10 {
         let store = new_store(&engines[0]).await;

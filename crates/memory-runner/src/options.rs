@@ -165,8 +165,9 @@ impl OpenOptions {
     }
 }
 
-/// A boxed error: a backend's own open error, kept typed behind the box (downcast it).
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+/// A boxed error: a backend's own open error, kept typed behind the box (downcast it); the
+/// one `BoxError` of the workspace, memory-core's.
+pub use memory_core::BoxError;
 
 /// Why a store could not be opened. The text is for the operator (standard error, logs), so
 /// it may name host paths; the model never sees it. URLs are shown without their options.

@@ -913,8 +913,8 @@ mod tests {
             };
             assert!(
                 matches!(
-                    source.downcast_ref::<memory_encrypted::OpenError>(),
-                    Some(memory_encrypted::OpenError::WrongKey { .. })
+                    source.downcast_ref::<memory_encrypted::KeyCheckError>(),
+                    Some(memory_encrypted::KeyCheckError::WrongKey { .. })
                 ),
                 "{err:?}"
             );

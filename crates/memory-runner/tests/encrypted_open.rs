@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use memory_core::{MemoryHandler as _, MemoryPath, MemoryTool, Storage};
-use memory_runner::encrypted::{Key, Keyring, OpenError as KeyCheckError};
+use memory_runner::encrypted::{Key, KeyCheckError, Keyring};
 use memory_runner::{OpenError, OpenOptions, open_with};
 use serde_json::json;
 

@@ -21,7 +21,7 @@ use crate::validate::{
     validate_prefix, validate_sha,
 };
 
-/// Default of [`StoreOptions::max_memories_per_store`].
+/// Default of [`EngineOptions::max_memories_per_store`].
 pub const DEFAULT_MAX_MEMORIES_PER_STORE: u64 = 2_000;
 /// Default page size of every listing.
 pub const DEFAULT_PAGE_SIZE: usize = 20;
@@ -33,20 +33,20 @@ pub const MAX_FULL_PAGE_SIZE: usize = 20;
 /// Engine settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct StoreOptions {
+pub struct EngineOptions {
     /// Most memories one store holds; creating one more is a 400. Default 2,000.
     pub max_memories_per_store: u64,
 }
 
-impl Default for StoreOptions {
+impl Default for EngineOptions {
     fn default() -> Self {
-        StoreOptions {
+        EngineOptions {
             max_memories_per_store: DEFAULT_MAX_MEMORIES_PER_STORE,
         }
     }
 }
 
-impl StoreOptions {
+impl EngineOptions {
     /// Sets [`max_memories_per_store`](Self::max_memories_per_store).
     pub fn max_memories_per_store(mut self, max: u64) -> Self {
         self.max_memories_per_store = max;
@@ -66,7 +66,7 @@ impl StoreOptions {
 #[derive(Debug)]
 pub struct MemoryStores<P: Persistence = AnyPersistence> {
     persistence: Arc<P>,
-    options: StoreOptions,
+    options: EngineOptions,
     /// The workspace this handle acts in (`None`: the default workspace).
     workspace: Option<String>,
 }
@@ -222,13 +222,13 @@ fn path_conflict(path: &str, m: Memory) -> StoreError {
 impl<P: Persistence> MemoryStores<P> {
     /// An engine over `persistence` (a `P`, or what converts into one: a
     /// [`SqlitePersistence`] for the default [`AnyPersistence`]) with the default
-    /// [`StoreOptions`].
+    /// [`EngineOptions`].
     pub fn new(persistence: impl Into<P>) -> Self {
-        Self::with_options(persistence, StoreOptions::default())
+        Self::with_options(persistence, EngineOptions::default())
     }
 
     /// An engine over `persistence` with `options`.
-    pub fn with_options(persistence: impl Into<P>, options: StoreOptions) -> Self {
+    pub fn with_options(persistence: impl Into<P>, options: EngineOptions) -> Self {
         MemoryStores {
             persistence: Arc::new(persistence.into()),
             options,
@@ -267,7 +267,7 @@ impl<P: Persistence> MemoryStores<P> {
     }
 
     /// The options in force.
-    pub fn options(&self) -> &StoreOptions {
+    pub fn options(&self) -> &EngineOptions {
         &self.options
     }
 
@@ -446,7 +446,7 @@ impl<P: Persistence> MemoryStores<P> {
 
     /// [`create_memory`](Self::create_memory), only while the store holds fewer than
     /// `max_memories` memories (and fewer than
-    /// [`StoreOptions::max_memories_per_store`]): the count and the create are one
+    /// [`EngineOptions::max_memories_per_store`]): the count and the create are one
     /// transaction, so of creates racing at the limit exactly one wins, across processes.
     /// Over it: [`StoreError::InvalidRequest`] with [`Reason::StoreFull`] (a path that is
     /// taken is a [`StoreError::PathConflict`] first).

@@ -17,8 +17,8 @@ mod wire;
 
 pub use api::{Acting, StoresApi};
 pub use engine::{
-    DEFAULT_MAX_MEMORIES_PER_STORE, DEFAULT_PAGE_SIZE, MAX_FULL_PAGE_SIZE, MAX_PAGE_SIZE,
-    MemoryStores, StoreOptions,
+    DEFAULT_MAX_MEMORIES_PER_STORE, DEFAULT_PAGE_SIZE, EngineOptions, MAX_FULL_PAGE_SIZE,
+    MAX_PAGE_SIZE, MemoryStores,
 };
 pub use error::{Reason, Result, StoreError};
 pub use id::{MEMORY_PREFIX, STORE_PREFIX, VERSION_PREFIX};

@@ -4,7 +4,7 @@
 #[path = "cases/engine.rs"]
 mod cases;
 
-use memory_store::{CreateStore, MemoryStores, StoreOptions};
+use memory_store::{CreateStore, EngineOptions, MemoryStores};
 
 /// A new engine over a private in-memory database.
 async fn engine() -> MemoryStores {
@@ -12,7 +12,7 @@ async fn engine() -> MemoryStores {
 }
 
 /// [`engine`] with `options`.
-async fn engine_with(options: StoreOptions) -> MemoryStores {
+async fn engine_with(options: EngineOptions) -> MemoryStores {
     MemoryStores::with_options(
         memory_store::SqlitePersistence::open_in_memory().unwrap(),
         options,

@@ -26,7 +26,7 @@ use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::modified::keep_modified;
 use super::progress::Progress;
-use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, parse_rfc3339, rfc3339};
+use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, human_size, parse_rfc3339, rfc3339};
 
 pub(crate) const EXPORT_LONG_ABOUT: &str = "\
 Write the whole store as a portable archive: JSON Lines, one line per file, with its
@@ -76,7 +76,7 @@ pub(crate) struct ImportArgs {
 }
 
 pub(crate) async fn export(args: ExportArgs) -> Outcome {
-    let store = args.store.open(Access::ReadOnly).await?;
+    let store = args.store.open(OpenMode::ReadOnly).await?;
     let files = store
         .list(&MemoryPath::root())
         .await
@@ -264,7 +264,7 @@ pub(crate) async fn import(args: ImportArgs) -> Outcome {
     };
     let files = parse_archive(&bytes)?;
     drop(bytes);
-    let store = args.store.open(Access::CreateIfMissing).await?;
+    let store = args.store.open(OpenMode::CreateIfMissing).await?;
     let paths: Vec<MemoryPath> = files.iter().map(|f| f.path.clone()).collect();
     check_targets(store.as_ref(), &paths, args.overwrite, "import").await?;
     let mut progress = Progress::stderr("import", files.len() as u64, args.quiet);

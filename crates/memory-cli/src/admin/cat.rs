@@ -2,7 +2,7 @@
 
 use memory_core::{Entry, Error};
 
-use super::{Access, Exit, Failure, Outcome, StoreArgs, parse_path, write_stdout};
+use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, parse_path, write_stdout};
 
 /// Arguments of `memory cat`.
 #[derive(Debug, clap::Args)]
@@ -16,7 +16,7 @@ pub(crate) struct CatArgs {
 
 pub(crate) async fn run(args: CatArgs) -> Outcome {
     let path = parse_path(&args.path)?;
-    let store = args.store.open(Access::ReadOnly).await?;
+    let store = args.store.open(OpenMode::ReadOnly).await?;
     match store.read(&path).await {
         Ok(file) => write_stdout(&file.contents),
         Err(Error::NotFound { .. }) => {

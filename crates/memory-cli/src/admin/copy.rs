@@ -7,7 +7,7 @@ use memory_core::{Error, MemoryPath};
 use super::archive::{Written, check_targets, partial_failure, plural, write_mode};
 use super::modified::keep_modified;
 use super::progress::Progress;
-use super::{Access, Exit, Failure, Outcome, human_size, open_store, same_store};
+use super::{Exit, Failure, OpenMode, Outcome, human_size, open_store, same_store};
 
 /// Arguments of `memory copy`.
 #[derive(Debug, clap::Args)]
@@ -58,7 +58,7 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
         &args.from,
         args.from_encryption_key_file.as_deref(),
         &[],
-        Access::ReadOnly,
+        OpenMode::ReadOnly,
     )
     .await?;
     let files = from
@@ -69,7 +69,7 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
         &args.to,
         args.to_encryption_key_file.as_deref(),
         &[],
-        Access::CreateIfMissing,
+        OpenMode::CreateIfMissing,
     )
     .await?;
     let paths: Vec<MemoryPath> = files.iter().map(|f| f.path.clone()).collect();

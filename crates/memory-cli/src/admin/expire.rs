@@ -8,7 +8,7 @@ use memory_core::{Entry, Error, MemoryPath};
 use super::archive::plural;
 use super::duration::parse_duration;
 use super::progress::Progress;
-use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, rfc3339, write_stdout};
+use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, human_size, rfc3339, write_stdout};
 
 /// Arguments of `memory expire`.
 #[derive(Debug, clap::Args)]
@@ -53,7 +53,7 @@ pub(crate) async fn run(args: ExpireArgs) -> Outcome {
                 ),
             )
         })?;
-    let store = args.store.open(Access::Existing).await?;
+    let store = args.store.open(OpenMode::Existing).await?;
     let files = store
         .list(&MemoryPath::root())
         .await

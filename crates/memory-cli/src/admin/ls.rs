@@ -6,7 +6,7 @@ use memory_core::{Entry, FileMeta, MemoryPath, Storage};
 use serde_json::{Value, json};
 
 use super::{
-    Access, Exit, Failure, Outcome, StoreArgs, human_size, parse_path, rfc3339, write_stdout,
+    Exit, Failure, OpenMode, Outcome, StoreArgs, human_size, parse_path, rfc3339, write_stdout,
 };
 
 /// Arguments of `memory ls`.
@@ -39,7 +39,7 @@ pub(crate) struct LsArgs {
 
 pub(crate) async fn run(args: LsArgs) -> Outcome {
     let path = parse_path(&args.path)?;
-    let store = args.store.open(Access::ReadOnly).await?;
+    let store = args.store.open(OpenMode::ReadOnly).await?;
     let (is_dir, files) = collect(store.as_ref(), &path).await?;
     let text = if args.json {
         let mut text = to_json(&path, is_dir, &files).to_string();

@@ -31,7 +31,7 @@ use memory_core::MemoryPath;
 pub(crate) use crate::exit::{EXIT_STATUS_HELP, Exit};
 pub(crate) use crate::failure::{Failure, Outcome, error_chain};
 
-pub(crate) use crate::store_args::{Access, StoreArgs, open_store, same_store};
+pub(crate) use crate::store_args::{OpenMode, StoreArgs, open_store, same_store};
 
 /// `2025-01-31T12:00:00Z`: a file's time as the admin commands print it (whole seconds, UTC;
 /// memory-store's `Timestamp` is the one RFC 3339 routine).

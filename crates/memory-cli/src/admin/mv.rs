@@ -1,6 +1,6 @@
 //! `memory mv FROM TO`: move a file or a directory; never overwrites.
 
-use super::{Access, Exit, Failure, Outcome, StoreArgs, parse_path};
+use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, parse_path};
 
 /// Arguments of `memory mv`.
 #[derive(Debug, clap::Args)]
@@ -24,7 +24,7 @@ pub(crate) async fn run(args: MvArgs) -> Outcome {
             "cannot move /memories itself; move the files below it",
         ));
     }
-    let store = args.store.open(Access::Existing).await?;
+    let store = args.store.open(OpenMode::Existing).await?;
     store
         .rename(&from, &to)
         .await

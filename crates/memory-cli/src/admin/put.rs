@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use memory_core::WriteMode;
 
-use super::{Access, Exit, Failure, Outcome, StoreArgs, human_size, parse_path, tool_file_limit};
+use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, human_size, parse_path, tool_file_limit};
 
 /// Arguments of `memory put`.
 #[derive(Debug, clap::Args)]
@@ -28,7 +28,7 @@ pub(crate) struct PutArgs {
 pub(crate) async fn run(args: PutArgs) -> Outcome {
     let path = parse_path(&args.path)?;
     let contents = read_local(args.file).await?;
-    let store = args.store.open(Access::CreateIfMissing).await?;
+    let store = args.store.open(OpenMode::CreateIfMissing).await?;
     let size = contents.len() as u64;
     let mode = if args.no_overwrite {
         WriteMode::Create

@@ -2,7 +2,7 @@
 
 use memory_core::Entry;
 
-use super::{Access, Exit, Failure, Outcome, StoreArgs, parse_path};
+use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, parse_path};
 
 /// Arguments of `memory rm`.
 #[derive(Debug, clap::Args)]
@@ -20,7 +20,7 @@ pub(crate) struct RmArgs {
 
 pub(crate) async fn run(args: RmArgs) -> Outcome {
     let path = parse_path(&args.path)?;
-    let store = args.store.open(Access::Existing).await?;
+    let store = args.store.open(OpenMode::Existing).await?;
     let entry = if path.is_root() {
         Some(Entry::Directory)
     } else {

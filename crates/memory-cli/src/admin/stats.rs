@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use memory_core::{FileMeta, MemoryPath};
 use serde_json::{Value, json};
 
-use super::{Access, Failure, Outcome, StoreArgs, human_size, rfc3339, write_stdout};
+use super::{Failure, OpenMode, Outcome, StoreArgs, human_size, rfc3339, write_stdout};
 
 /// Arguments of `memory stats`.
 #[derive(Debug, clap::Args)]
@@ -34,7 +34,7 @@ pub(crate) struct StatsArgs {
 }
 
 pub(crate) async fn run(args: StatsArgs) -> Outcome {
-    let store = args.store.open(Access::ReadOnly).await?;
+    let store = args.store.open(OpenMode::ReadOnly).await?;
     let root = MemoryPath::root();
     let files = store
         .list(&root)

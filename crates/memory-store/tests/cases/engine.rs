@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use memory_store::{
-    Actor, CreateStore, ListMemories, ListStores, ListVersions, MemoryListItem, MemoryStores,
-    Operation, Precondition, StoreError, StoreOptions, Timestamp, UpdateMemory, UpdateStore, View,
+    Actor, CreateStore, EngineOptions, ListMemories, ListStores, ListVersions, MemoryListItem,
+    MemoryStores, Operation, Precondition, StoreError, Timestamp, UpdateMemory, UpdateStore, View,
 };
 
 use super::{engine, engine_with};
@@ -457,7 +457,7 @@ async fn path_and_content_limits() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_count_limit() {
-    let e = engine_with(StoreOptions::default().max_memories_per_store(3)).await;
+    let e = engine_with(EngineOptions::default().max_memories_per_store(3)).await;
     let s = store(&e).await;
     let mut ids = Vec::new();
     for i in 0..3 {
@@ -477,7 +477,7 @@ async fn memory_count_limit() {
         .unwrap();
     e.delete_memory(&s, &ids[1], None, None).await.unwrap();
     e.create_memory(&s, "/m3", "x", None).await.unwrap();
-    assert_eq!(StoreOptions::default().max_memories_per_store, 2000);
+    assert_eq!(EngineOptions::default().max_memories_per_store, 2000);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1311,7 +1311,7 @@ async fn a_session_write_keeps_the_api_key_that_sent_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_carry_their_reason() {
     use memory_store::Reason;
-    let e = engine_with(StoreOptions::default().max_memories_per_store(1)).await;
+    let e = engine_with(EngineOptions::default().max_memories_per_store(1)).await;
     let s = store(&e).await;
     let reason = |r: Result<memory_store::Memory, StoreError>| r.unwrap_err().reason();
     assert_eq!(
