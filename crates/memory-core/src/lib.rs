@@ -3,7 +3,6 @@
 #![warn(missing_debug_implementations, unreachable_pub)]
 #![forbid(unsafe_code)]
 
-pub mod archive;
 mod backoff;
 mod capabilities;
 mod command;

@@ -698,7 +698,7 @@ async fn console_actions_are_the_apis() {
     // Export, then import into a second store.
     let export = b.get(&format!("{store_page}/export")).await;
     assert_eq!(export.status, 200);
-    let files = memory_core::archive::parse(export.body.as_bytes()).unwrap();
+    let files = memory_store::archive::parse(export.body.as_bytes()).unwrap();
     assert_eq!(files[0].path.as_str(), "/memories/notes/a.md");
     let r = b
         .post("/console/stores", &[("csrf", &csrf), ("name", "Copy")])

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod api;
+pub mod archive;
 mod cursor;
 mod engine;
 mod error;

@@ -9,7 +9,7 @@
 //! {"type":"end","files":2,"bytes":74}
 //! ```
 //!
-//! The format is written and checked by [`memory_core::archive`] (the web console of `memory
+//! The format is written and checked by [`memory_store::archive`] (the web console of `memory
 //! serve` uses the same module). Import checks the whole archive before it writes anything:
 //! the header and version, every path (here also against the memory tool's path rules), every
 //! size and SHA-256, duplicate paths, and the end line's counts (so a truncated archive is
@@ -20,8 +20,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use memory_core::archive;
 use memory_core::{Entry, Error, FileMeta, MemoryPath, Storage, WriteMode};
+use memory_store::archive;
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::modified::keep_modified;

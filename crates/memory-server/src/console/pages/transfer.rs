@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use maud::html;
-use memory_core::archive;
+use memory_store::archive;
 use memory_store::{ListMemories, MemoryListItem, Precondition, UpdateMemory, View};
 
 use super::{Answer, store_url};

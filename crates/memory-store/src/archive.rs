@@ -16,7 +16,7 @@
 //! counts (so a truncated archive is refused).
 //!
 //! ```
-//! use memory_core::archive;
+//! use memory_store::archive;
 //!
 //! let mut text = archive::header_line("2026-01-01T00:00:00Z");
 //! text += &archive::file_line("/memories/a.md", b"hello\n", None);
@@ -29,7 +29,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::{MemoryPath, PathError};
+use memory_core::{MemoryPath, PathError};
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -222,6 +222,7 @@ fn file(n: usize, value: &Map<String, Value>) -> Result<ArchivedFile, ArchiveErr
                     format!("{raw} is not a file under {ROOT}: a path must start with {ROOT}")
                 }
                 PathError::Invalid { raw, reason } => format!("invalid path {raw}: {reason}"),
+                other => format!("invalid path: {other}"),
             },
         )
     })?;
