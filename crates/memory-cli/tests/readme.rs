@@ -27,6 +27,11 @@ const SKIPPED: &[(&str, &str)] = &[
         "claude mcp add memory -- memory mcp --store ~/.claude-memory",
         "installs `memory` into the user's PATH and needs a real Claude Code to configure",
     ),
+    (
+        "memory sync ~/.claude/memory store+https://memory.example.com#memstore_01abc --watch",
+        "needs a memory serve at that address holding that store, and --watch runs until stopped \
+         (memory sync's own tests: crates/memory-cli/tests/sync.rs, tests/stores-sdk/sync_test.py)",
+    ),
 ];
 
 /// Files of the repository the blocks read, copied into the scratch directory.

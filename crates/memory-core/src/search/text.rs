@@ -73,7 +73,7 @@ pub fn excerpt(text: &str, query: &ParsedQuery) -> Option<Excerpt> {
     excerpt_words(text, &Words::of(text), query)
 }
 
-/// [`excerpt`] over a text already tokenized (with [`tokenize`]).
+/// [`excerpt`] over a text already tokenized (with [`tokenize`](super::tokenize)).
 pub fn excerpt_tokens(text: &str, words: &[Token], query: &ParsedQuery) -> Option<Excerpt> {
     excerpt_words(text, &Words::from_tokens(words), query)
 }
