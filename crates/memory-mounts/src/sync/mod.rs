@@ -27,6 +27,8 @@
 
 mod folder;
 mod merge;
+mod options;
+mod report;
 mod state;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,17 +42,14 @@ use memory_store::{
     ListMemories, MAX_CONTENT_BYTES, Memory, MemoryListItem, Precondition, StoreError, StoresApi,
     Timestamp, UpdateMemory, View,
 };
-use serde::Serialize;
 
 pub use folder::{MARKER_FILE, marker_bytes};
+pub use options::{DEFAULT_DELETE_AFTER, DeleteMode, SyncOptions};
+pub use report::{Conflict, SyncError, SyncReport, Unsynced};
 
 use folder::{Folder, Marker, sha256_hex};
 use merge::{Step, decide};
 use state::{State, StateFile};
-
-/// How long a file must stay missing before its server delete goes out (the SDK's
-/// `DELETE_CORROBORATION_SECONDS`).
-pub const DEFAULT_DELETE_AFTER: Duration = Duration::from_secs(30);
 
 /// Content fetches in flight at once during a pass (the SDK's `_FETCH_CONCURRENCY`).
 const FETCH_CONCURRENCY: usize = 16;
@@ -66,142 +65,6 @@ const DELETE_CAP_CEILING: usize = 50;
 /// Page sizes of the listings: the API's largest per view.
 const PAGE: i64 = 100;
 const FULL_PAGE: i64 = 20;
-
-/// Whether a file deleted in the folder may delete its memory (the SDK's `sync_deletions`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DeleteMode {
-    /// Deleted in the folder, deleted on the store (after the delay and the checks).
-    #[default]
-    Enabled,
-    /// The same checks, then only reported ([`SyncReport::would_delete`]): a dry run.
-    LogOnly,
-    /// Never delete on the store.
-    Disabled,
-}
-
-/// How a [`FolderSync`] behaves.
-#[derive(Debug, Clone)]
-pub struct SyncOptions {
-    /// Pull only: never create, update or delete a memory.
-    pub read_only: bool,
-    /// Whether local deletions reach the store.
-    pub deletions: DeleteMode,
-    /// How long a file must stay missing before its memory is deleted.
-    pub delete_after: Duration,
-    /// Sync a folder that holds files but no marker: write the marker and treat its files as
-    /// the folder's (a foreign marker is never adopted).
-    pub adopt: bool,
-}
-
-impl Default for SyncOptions {
-    fn default() -> Self {
-        SyncOptions {
-            read_only: false,
-            deletions: DeleteMode::Enabled,
-            delete_after: DEFAULT_DELETE_AFTER,
-            adopt: false,
-        }
-    }
-}
-
-/// A file the folder kept because its edit lost to the store's version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Conflict {
-    /// The memory whose store version won (`/a.md`).
-    pub path: String,
-    /// Where the folder's text was kept (`/a.md.conflict-20261203T171500Z`).
-    pub kept_as: String,
-}
-
-/// A path a pass could not sync, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Unsynced {
-    /// The memory path (`/a.md`).
-    pub path: String,
-    /// Why, for a person.
-    pub reason: String,
-}
-
-/// What one pass did. Paths are memory paths (`/a/b.md`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct SyncReport {
-    /// Written to the folder from the store.
-    pub pulled: Vec<String>,
-    /// Uploaded to the store (created or updated).
-    pub pushed: Vec<String>,
-    /// Removed from the folder because the store deleted them.
-    pub deleted_local: Vec<String>,
-    /// Deleted on the store because the folder deleted them.
-    pub deleted_remote: Vec<String>,
-    /// Edits that lost to the store's version, and where they were kept.
-    pub conflicts: Vec<Conflict>,
-    /// Deleted in the folder, waiting for the delay (or the per-pass cap) before the store
-    /// deletes them too.
-    pub pending_deletes: Vec<String>,
-    /// With [`DeleteMode::LogOnly`]: what [`DeleteMode::Enabled`] would delete now.
-    pub would_delete: Vec<String>,
-    /// Files the store refused (too large, not UTF-8, a path it does not take); retried once
-    /// they change.
-    pub refused: Vec<Unsynced>,
-    /// Paths that failed this pass (the store or the disk failed); retried next pass.
-    pub failed: Vec<Unsynced>,
-    /// Things a person should know that did not stop the pass.
-    pub warnings: Vec<String>,
-    /// Set when the pass downloaded the whole store instead of merging, and why (a first sync,
-    /// a wiped folder).
-    pub recovered: Option<String>,
-    /// Set when the pass did nothing because the folder cannot be trusted, and why.
-    pub blocked: Option<String>,
-}
-
-impl SyncReport {
-    /// Whether the pass did all it set out to: not blocked, no path failed.
-    pub fn is_success(&self) -> bool {
-        self.blocked.is_none() && self.failed.is_empty()
-    }
-
-    /// Whether the pass moved nothing in either direction.
-    pub fn is_quiet(&self) -> bool {
-        self.pulled.is_empty()
-            && self.pushed.is_empty()
-            && self.deleted_local.is_empty()
-            && self.deleted_remote.is_empty()
-            && self.conflicts.is_empty()
-    }
-}
-
-/// Why a sync could not start or a pass could not run.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SyncError {
-    /// The folder cannot be opened, created or read.
-    #[error("cannot use the folder {path}: {source}")]
-    Folder {
-        /// The folder.
-        path: PathBuf,
-        /// What failed.
-        #[source]
-        source: io::Error,
-    },
-    /// The state file cannot be read or written.
-    #[error("cannot use the sync state {path}: {source}")]
-    State {
-        /// The state file.
-        path: PathBuf,
-        /// What failed.
-        #[source]
-        source: io::Error,
-    },
-    /// Another sync of the same folder and store holds the state.
-    #[error("another `memory sync` of this folder and store is running (it holds {path})")]
-    Busy {
-        /// The state file it holds.
-        path: PathBuf,
-    },
-    /// The store failed (listing it, reading it).
-    #[error("the memory store failed: {0}")]
-    Store(#[from] StoreError),
-}
 
 /// One folder kept in step with one memory store. See the [module docs](self) for the rules.
 ///
