@@ -7,27 +7,17 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use memory_cli::exec;
-use memory_core::{CreateMode, MemoryTool};
-
-use failure::error_chain;
-use store_args::{OpenMode, StoreArgs};
+use clap::{Parser, Subcommand};
 
 #[macro_use]
 mod exit;
 mod admin;
-mod dream;
+mod commands;
 mod failure;
-mod jsonrpc;
-mod mcp;
 mod mounts;
-mod run;
-mod search;
-mod serve;
-mod store_admin;
 mod store_args;
-mod sync;
+
+use commands::{dream, exec, keygen, mcp, run, search, serve, store, sync};
 
 /// `memory --help`: what the program is, and every kind of store URL this build opens (from
 /// memory-runner's list of compiled schemes, so it cannot go stale).
@@ -64,35 +54,6 @@ Logs go to standard error (set RUST_LOG=debug for more); standard output holds
 only answers.";
 
 /// `memory exec --help`: the protocol, and the store URLs this build opens.
-fn exec_long_about() -> String {
-    format!(
-        "\
-Answer memory-tool commands read as JSON Lines on standard input.
-
-Each input line gets exactly one output line, in order, flushed at once:
-
-  {{\"command\": \"view\", \"path\": \"/memories\"}}
-      -> {{\"content\": \"...\", \"is_error\": false}}
-  {{\"type\": \"tool_use\", \"id\": \"toolu_01\", \"name\": \"memory\", \"input\": {{...}}}}
-      -> {{\"type\": \"tool_result\", \"tool_use_id\": \"toolu_01\", \"content\": \"...\"}}
-         (\"is_error\": true is added on errors, as the Messages API expects)
-
-A line that is not JSON, or not one of those shapes, gets an error answer and the
-program goes on; so does a line longer than {max} bytes ({mib} MiB), which is skipped
-without being held in memory. It exits 0 at the end of input, and 2 (with a message on
-standard error, before reading anything) when the store cannot be opened.
-
-{forms}
-Example:
-
-  $ printf '%s\\n' '{{\"command\":\"view\",\"path\":\"/memories\"}}' | memory exec --store mem:",
-        max = memory_cli::lines::MAX_LINE_BYTES,
-        mib = memory_cli::lines::MAX_LINE_BYTES >> 20,
-        forms = store_args::store_forms_help(),
-    )
-}
-
-/// Command line of the `memory` program.
 #[derive(Debug, Parser)]
 #[command(name = "memory", version, about = "Claude's memory tool (memory_20250818), as a program", long_about = long_about())]
 struct Cli {
@@ -103,8 +64,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Answer memory-tool commands read as JSON Lines on standard input.
-    #[command(long_about = exec_long_about())]
-    Exec(ExecArgs),
+    #[command(long_about = exec::long_about())]
+    Exec(exec::ExecArgs),
     /// Serve the memory tool to an MCP client (Claude Code, Claude Desktop) over stdio.
     #[command(long_about = mcp::MCP_LONG_ABOUT)]
     Mcp(mcp::McpArgs),
@@ -117,7 +78,7 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Administer the memory stores of a `memory serve` database: list, memories, history,
     /// redact, restore, export.
-    Store(store_admin::StoreAdminArgs),
+    Store(store::StoreAdminArgs),
     /// Run Claude with the memory tool over a store, until Claude is done.
     #[command(long_about = run::RUN_LONG_ABOUT)]
     Run(run::RunArgs),
@@ -138,24 +99,6 @@ enum Command {
     },
 }
 
-#[derive(Debug, clap::Args)]
-struct ExecArgs {
-    #[command(flatten)]
-    store: StoreArgs,
-
-    /// What `create` does when the file exists: refuse (the default) or overwrite it.
-    #[arg(long, value_enum, default_value_t = CreateModeArg::Reject)]
-    create_mode: CreateModeArg,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum CreateModeArg {
-    /// `Error: File {path} already exists`.
-    Reject,
-    /// Replace the file's content.
-    Overwrite,
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
@@ -173,13 +116,13 @@ fn main() -> ExitCode {
         Command::Mcp(args) => runtime.block_on(mcp::run(args)),
         Command::Admin(command) => runtime.block_on(command.run()),
         Command::Search(args) => runtime.block_on(search::run(args)),
-        Command::Exec(args) => runtime.block_on(run_exec(args)),
+        Command::Exec(args) => runtime.block_on(exec::run(args)),
         Command::Run(args) => runtime.block_on(run::run(args)),
         Command::Dream(args) => runtime.block_on(dream::run(args)),
         Command::Serve(args) => runtime.block_on(serve::run(args)),
-        Command::Store(args) => runtime.block_on(store_admin::run(args)),
+        Command::Store(args) => runtime.block_on(store::run(args)),
         Command::Sync(args) => runtime.block_on(sync::run(args)),
-        Command::Keygen { file } => keygen(&file),
+        Command::Keygen { file } => keygen::run(&file),
     }
 }
 
@@ -191,59 +134,4 @@ fn init_tracing() {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-}
-
-async fn run_exec(args: ExecArgs) -> ExitCode {
-    let store = match args.store.open(OpenMode::CreateIfMissing).await {
-        Ok(store) => store,
-        Err(failure) => {
-            eprintln!("memory: {failure}");
-            return failure.exit.into();
-        }
-    };
-    tracing::info!(store = %store, "store opened");
-    let create_mode = match args.create_mode {
-        CreateModeArg::Reject => CreateMode::Reject,
-        CreateModeArg::Overwrite => CreateMode::Overwrite,
-    };
-    let tool = MemoryTool::new(store).with_create_mode(create_mode);
-    // Standard input on a thread of its own, answers written on this one: no hand-off to a
-    // blocking thread per line.
-    let stdout = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
-    match exec::run(&tool, std::io::stdin(), stdout).await {
-        Ok(lines) => {
-            tracing::debug!(lines, "end of input");
-            ExitCode::SUCCESS
-        }
-        // Whoever reads our answers went away: nothing left to tell them.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("memory: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-#[cfg(feature = "encrypted")]
-fn keygen(file: &std::path::Path) -> ExitCode {
-    match memory_encrypted::generate_key_file(file) {
-        Ok(key) => {
-            eprintln!(
-                "memory: wrote a new key (id {}) to {}",
-                key.id(),
-                file.display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("memory: cannot write key file: {}", error_chain(&e));
-            ExitCode::FAILURE
-        }
-    }
-}
-
-#[cfg(not(feature = "encrypted"))]
-fn keygen(_file: &std::path::Path) -> ExitCode {
-    eprintln!("memory: keygen needs the `encrypted` feature of memory-cli, which this build lacks");
-    exit::Exit::Usage.into()
 }

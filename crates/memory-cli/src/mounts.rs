@@ -233,10 +233,10 @@ async fn open_one(
     }
     let mount = open_mount(spec, options)
         .await
-        .map_err(|e| failed(spec, crate::error_chain(&e)))?;
+        .map_err(|e| failed(spec, crate::failure::error_chain(&e)))?;
     store_url::check(url, mount.storage().as_ref())
         .await
-        .map_err(|e| failed(spec, crate::error_chain(&e)))?;
+        .map_err(|e| failed(spec, crate::failure::error_chain(&e)))?;
     Ok(mount)
 }
 

@@ -29,7 +29,7 @@ use std::process::ExitCode;
 use memory_core::MemoryPath;
 
 pub(crate) use crate::exit::{EXIT_STATUS_HELP, Exit};
-pub(crate) use crate::failure::{Failure, Outcome, error_chain};
+pub(crate) use crate::failure::{Failure, Outcome};
 
 pub(crate) use crate::store_args::{OpenMode, StoreArgs, open_store, same_store};
 

@@ -5,7 +5,8 @@ use memory_encrypted::{Encrypted, EncryptionError, Keyring, RekeyOptions};
 use memory_cli::store_url::{self, OpenOptions, StoreUrl};
 
 use super::progress::Progress;
-use super::{Exit, Failure, Outcome, StoreArgs, error_chain};
+use super::{Exit, Failure, Outcome, StoreArgs};
+use crate::failure::error_chain;
 use crate::store_args::open_inner_store;
 
 /// Arguments of `memory rekey`.

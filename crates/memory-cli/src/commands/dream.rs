@@ -170,7 +170,7 @@ pub(crate) async fn run(args: DreamArgs) -> ExitCode {
             args.into_key_file.as_deref(),
             &args.into_old_key_files,
         ))
-        .observe(|call: &ToolCall<'_>| eprintln!("[memory] {}", crate::run::trace_line(call)));
+        .observe(|call: &ToolCall<'_>| eprintln!("[memory] {}", super::run::trace_line(call)));
     if let Some(instructions) = args.instructions {
         dream = dream.instructions(instructions);
     }
@@ -192,7 +192,7 @@ pub(crate) async fn run(args: DreamArgs) -> ExitCode {
     let report = match dream.run(client).await {
         Ok(report) => report,
         Err(e) => {
-            eprintln!("memory: {}", crate::error_chain(&e));
+            eprintln!("memory: {}", crate::failure::error_chain(&e));
             match &e {
                 DreamError::Source(OpenError::Encrypted { .. }) => {
                     eprintln!("memory: give the source's key with --from-key-file");

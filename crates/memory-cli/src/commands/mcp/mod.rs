@@ -10,6 +10,8 @@
 //! With `--read-only` every command but `view` is refused with an error result, and the store
 //! is never created or changed.
 
+mod transport;
+
 use std::borrow::Cow;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -132,7 +134,7 @@ pub(crate) async fn run(mut args: McpArgs) -> ExitCode {
     let mut server = MemoryServer::new(store, args.read_only);
     server.note = note;
     // rmcp is served over the line transport (answers to bad lines, tool calls in order).
-    let (transport, writer) = match crate::jsonrpc::start(std::io::stdin(), tokio::io::stdout()) {
+    let (transport, writer) = match transport::start(std::io::stdin(), tokio::io::stdout()) {
         Ok(started) => started,
         Err(e) => {
             eprintln!("memory: cannot read standard input: {e}");
@@ -220,13 +222,13 @@ impl MemoryServer {
                 ))]);
             }
         };
-        match crate::search::run_query(self.tool.storage().as_ref(), &query).await {
+        match super::search::run_query(self.tool.storage().as_ref(), &query).await {
             Ok(hits) => {
                 tracing::debug!(hits = hits.len(), "memory_search answered");
                 let text = memory_core::search::tool_result_text(&query, &hits);
                 let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
                 result.structured_content =
-                    Some(json!({"results": crate::search::hits_json(&hits)}));
+                    Some(json!({"results": super::search::hits_json(&hits)}));
                 result
             }
             Err(failure) => CallToolResult::error(vec![ContentBlock::text(format!(

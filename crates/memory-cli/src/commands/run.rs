@@ -232,7 +232,7 @@ async fn converse(
             }
             Err(e) => {
                 lock(&out).end();
-                eprintln!("memory: {}", crate::error_chain(&e));
+                eprintln!("memory: {}", crate::failure::error_chain(&e));
                 return ExitCode::FAILURE;
             }
         }
