@@ -297,8 +297,8 @@ impl Storage for InMemoryStorage {
     fn capabilities(&self) -> Capabilities {
         Capabilities::FULL
     }
-    fn skipped_entries(&self) -> u64 {
-        0
+    async fn listing(&self, dir: &MemoryPath) -> Result<crate::Listing> {
+        Ok(self.list(dir).await?.into())
     }
 
     async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {

@@ -41,7 +41,7 @@ pub use path::{
 pub use policy::{Prefixed, ReadOnly, read_only_refusal};
 pub use render::format_size;
 pub use storage::{
-    Entry, FileMeta, Storage, StoredFile, Version, WriteMode, check_rename_preconditions,
+    Entry, FileMeta, Listing, Storage, StoredFile, Version, WriteMode, check_rename_preconditions,
     check_rename_preconditions_with, copy_then_delete,
 };
 pub use tool::MemoryTool;

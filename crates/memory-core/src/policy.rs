@@ -16,8 +16,8 @@ use async_trait::async_trait;
 
 use crate::search::{SearchHit, SearchQuery};
 use crate::{
-    Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
-    WriteMode,
+    Capabilities, Entry, Error, FileMeta, Listing, MemoryPath, Result, Storage, StoredFile,
+    Version, WriteMode,
 };
 
 /// A store whose content can be read but never changed.
@@ -161,8 +161,8 @@ impl<S: Storage> Storage for ReadOnly<S> {
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
     }
-    fn skipped_entries(&self) -> u64 {
-        self.inner.skipped_entries()
+    async fn listing(&self, dir: &MemoryPath) -> Result<Listing> {
+        self.inner.listing(dir).await
     }
 
     async fn set_modified(&self, path: &MemoryPath, _modified: SystemTime) -> Result<bool> {
@@ -368,15 +368,7 @@ impl<S: Storage> Storage for Prefixed<S> {
     }
 
     async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-        let Ok(inner) = self.down(dir) else {
-            return Ok(Vec::new());
-        };
-        let files = self
-            .inner
-            .list(&inner)
-            .await
-            .map_err(|e| self.up_error(e))?;
-        files.into_iter().map(|meta| self.up_meta(meta)).collect()
+        Ok(self.listing(dir).await?.entries)
     }
 
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
@@ -461,8 +453,21 @@ impl<S: Storage> Storage for Prefixed<S> {
             ..inner
         }
     }
-    fn skipped_entries(&self) -> u64 {
-        self.inner.skipped_entries()
+    async fn listing(&self, dir: &MemoryPath) -> Result<Listing> {
+        let Ok(inner) = self.down(dir) else {
+            return Ok(Listing::default());
+        };
+        let listing = self
+            .inner
+            .listing(&inner)
+            .await
+            .map_err(|e| self.up_error(e))?;
+        Ok(Listing {
+            entries: (listing.entries.into_iter())
+                .map(|meta| self.up_meta(meta))
+                .collect::<Result<_>>()?,
+            skipped: listing.skipped,
+        })
     }
 
     async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
@@ -747,8 +752,8 @@ mod tests {
         fn capabilities(&self) -> Capabilities {
             self.reads.capabilities()
         }
-        fn skipped_entries(&self) -> u64 {
-            self.reads.skipped_entries()
+        async fn listing(&self, dir: &MemoryPath) -> Result<crate::Listing> {
+            self.reads.listing(dir).await
         }
 
         async fn set_modified(

@@ -79,6 +79,26 @@ pub struct FileMeta {
     pub modified: Option<SystemTime>,
 }
 
+/// A listing with what it left out, from [`Storage::listing`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// The files, as [`Storage::list`] returns them.
+    pub entries: Vec<FileMeta>,
+    /// How many entries below the directory this listing left out because they are not
+    /// memory files (see [`Storage::listing`]).
+    pub skipped: u64,
+}
+
+impl From<Vec<FileMeta>> for Listing {
+    /// A listing that skipped nothing.
+    fn from(entries: Vec<FileMeta>) -> Self {
+        Listing {
+            entries,
+            skipped: 0,
+        }
+    }
+}
+
 /// What is at a path, from [`Storage::stat`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
@@ -350,19 +370,21 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
         Capabilities::FULL
     }
 
-    /// How many entries the store's most recent listing left out because they are not memory
-    /// files: an object or row whose key is not a valid [`MemoryPath`] (a `..` or empty
+    /// [`list`](Self::list), and how many entries that listing left out because they are not
+    /// memory files: an object or row whose key is not a valid [`MemoryPath`] (a `..` or empty
     /// segment, a control character), put there by something other than this library. A
-    /// listing skips such entries (and logs them) instead of failing; this count is for an
-    /// operator's report (`memory stats` prints it after listing `/memories`).
+    /// listing skips such entries (and logs them) instead of failing; the count is for an
+    /// operator's report (`memory stats` lists `/memories` with it).
     ///
     /// # Behavior
-    /// - `0` for a store that has never listed, or whose last listing met nothing foreign;
+    /// - `entries` is what [`list`](Self::list) returns for `dir`;
+    /// - `skipped` counts the foreign entries below `dir` this listing met, `0` if none;
     /// - wrappers report their inner store's figure; a mount table, the sum over its stores.
     ///
-    /// The provided method answers `0`, right for stores that cannot hold foreign entries.
-    fn skipped_entries(&self) -> u64 {
-        0
+    /// The provided method is [`list`](Self::list) with `skipped: 0`, right for stores that
+    /// cannot hold foreign entries. Stores that can override it and answer `list` from it.
+    async fn listing(&self, dir: &MemoryPath) -> Result<Listing> {
+        Ok(self.list(dir).await?.into())
     }
 
     /// Sets a file's modification time (what [`FileMeta::modified`] reports) without changing
@@ -561,8 +583,8 @@ macro_rules! forward_storage {
             fn capabilities(&self) -> Capabilities {
                 (**self).capabilities()
             }
-            fn skipped_entries(&self) -> u64 {
-                (**self).skipped_entries()
+            async fn listing(&self, dir: &MemoryPath) -> Result<Listing> {
+                (**self).listing(dir).await
             }
             async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
                 (**self).set_modified(path, modified).await

@@ -387,15 +387,7 @@ impl<S: Storage> Storage for Encrypted<S> {
     }
 
     async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-        self.ensure_checked(false).await?;
-        Ok(self
-            .inner
-            .list(dir)
-            .await?
-            .into_iter()
-            .filter(|meta| !is_reserved(&meta.path))
-            .map(plaintext_meta)
-            .collect())
+        Ok(self.listing(dir).await?.entries)
     }
 
     /// Re-encrypts every moved file for its new path (envelopes are bound to their path), so
@@ -462,8 +454,18 @@ impl<S: Storage> Storage for Encrypted<S> {
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
     }
-    fn skipped_entries(&self) -> u64 {
-        self.inner.skipped_entries()
+    /// The inner store's listing without the reserved files, with its count of skipped
+    /// entries.
+    async fn listing(&self, dir: &MemoryPath) -> Result<memory_core::Listing> {
+        self.ensure_checked(false).await?;
+        let listing = self.inner.listing(dir).await?;
+        Ok(memory_core::Listing {
+            entries: (listing.entries.into_iter())
+                .filter(|meta| !is_reserved(&meta.path))
+                .map(plaintext_meta)
+                .collect(),
+            skipped: listing.skipped,
+        })
     }
 
     /// Forwarded: a file's time is not sealed (the inner store's listing shows it anyway).

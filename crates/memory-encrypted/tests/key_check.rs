@@ -451,8 +451,8 @@ impl Storage for TextOnly {
             ..Capabilities::FULL
         }
     }
-    fn skipped_entries(&self) -> u64 {
-        self.0.skipped_entries()
+    async fn listing(&self, dir: &MemoryPath) -> Result<memory_core::Listing> {
+        self.0.listing(dir).await
     }
 
     async fn set_modified(

@@ -264,8 +264,8 @@ impl Storage for EditsFirst {
     fn capabilities(&self) -> memory_core::Capabilities {
         self.inner.capabilities()
     }
-    fn skipped_entries(&self) -> u64 {
-        self.inner.skipped_entries()
+    async fn listing(&self, dir: &MemoryPath) -> Result<memory_core::Listing> {
+        self.inner.listing(dir).await
     }
 
     async fn set_modified(
@@ -460,8 +460,8 @@ impl Storage for EditsAfterCopy {
     fn capabilities(&self) -> memory_core::Capabilities {
         self.inner.capabilities()
     }
-    fn skipped_entries(&self) -> u64 {
-        self.inner.skipped_entries()
+    async fn listing(&self, dir: &MemoryPath) -> Result<memory_core::Listing> {
+        self.inner.listing(dir).await
     }
 
     async fn set_modified(

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use memory_core::search::{SearchHit, SearchQuery, sort_hits};
 use memory_core::{
-    Capabilities, Entry, Error, FileMeta, MemoryPath, ReadOnly, Result, Storage, StoredFile,
-    Version, WriteMode, copy_then_delete, read_only_refusal,
+    Capabilities, Entry, Error, FileMeta, Listing, MemoryPath, ReadOnly, Result, Storage,
+    StoredFile, Version, WriteMode, copy_then_delete, read_only_refusal,
 };
 use memory_store::StoreError;
 
@@ -676,6 +676,12 @@ impl Storage for Mounts {
     }
 
     async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        Ok(self.listing(dir).await?.entries)
+    }
+
+    /// Each mount's listing, lifted to its folder; the skipped entries are summed over the
+    /// stores listed.
+    async fn listing(&self, dir: &MemoryPath) -> Result<Listing> {
         let lift = |m: &Mounted, files: Vec<FileMeta>| -> Vec<FileMeta> {
             files
                 .into_iter()
@@ -688,12 +694,15 @@ impl Storage for Mounts {
         match self.route(dir) {
             Route::Root => {
                 let mut all = Vec::new();
+                let mut skipped = 0;
                 for m in &self.mounts {
-                    let files = m
+                    let listing = m
                         .storage
-                        .list(&MemoryPath::root())
+                        .listing(&MemoryPath::root())
                         .await
                         .map_err(|e| outer_error(m, e))?;
+                    skipped += listing.skipped;
+                    let files = listing.entries;
                     if files.is_empty() {
                         all.push(FileMeta {
                             path: m.root.join(EMPTY_MARK).expect("a short hidden name"),
@@ -704,23 +713,28 @@ impl Storage for Mounts {
                     all.extend(lift(m, files));
                 }
                 all.sort_by(|a, b| a.path.as_str().cmp(b.path.as_str()));
-                Ok(all)
+                Ok(Listing {
+                    entries: all,
+                    skipped,
+                })
             }
-            Route::Outside => Ok(Vec::new()),
+            Route::Outside => Ok(Listing::default()),
             Route::In(m, inner) => {
-                let files = m
+                let Listing { entries, skipped } = m
                     .storage
-                    .list(&inner)
+                    .listing(&inner)
                     .await
                     .map_err(|e| outer_error(m, e))?;
-                if files.is_empty() && inner.is_root() {
-                    return Ok(vec![FileMeta {
+                let entries = if entries.is_empty() && inner.is_root() {
+                    vec![FileMeta {
                         path: m.root.join(EMPTY_MARK).expect("a short hidden name"),
                         size: 0,
                         modified: None,
-                    }]);
-                }
-                Ok(lift(m, files))
+                    }]
+                } else {
+                    lift(m, entries)
+                };
+                Ok(Listing { entries, skipped })
             }
         }
     }
@@ -878,12 +892,5 @@ impl Storage for Mounts {
                 .map_err(|e| outer_error(m, e)),
             Route::Root | Route::Outside => Err(Error::NotFound { path: path.clone() }),
         }
-    }
-
-    fn skipped_entries(&self) -> u64 {
-        self.mounts
-            .iter()
-            .map(|m| m.storage.skipped_entries())
-            .sum()
     }
 }

@@ -565,8 +565,8 @@ impl Storage for StoreStorage {
             ..Capabilities::FULL
         }
     }
-    fn skipped_entries(&self) -> u64 {
-        0
+    async fn listing(&self, dir: &MemoryPath) -> Result<memory_core::Listing> {
+        Ok(self.list(dir).await?.into())
     }
 
     /// A memory's time is its newest version's, made by the engine: nothing to set.

@@ -2,7 +2,6 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
@@ -10,7 +9,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use memory_core::{
-    Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
+    Entry, Error, FileMeta, Listing, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
 };
 use object_store::path::Path;
 use object_store::{
@@ -74,8 +73,6 @@ pub struct ObjectStoreStorage {
     views: Mutex<ViewCache>,
     /// Foreign entries the S3 client's HTTP layer took out of LIST answers.
     filtered: Arc<Skipped>,
-    /// Foreign entries the most recent listing skipped.
-    last_skipped: AtomicU64,
 }
 
 impl ObjectStoreStorage {
@@ -124,19 +121,7 @@ impl ObjectStoreStorage {
             label,
             location,
             filtered,
-            last_skipped: AtomicU64::new(0),
         })
-    }
-
-    /// How many foreign entries the most recent listing skipped: objects under
-    /// `PREFIX/memories/` whose key is not a memory path (an empty, `.` or `..` segment, a
-    /// control character, a name a memory path cannot have), written by some other tool. They
-    /// are invisible to every command (listings, `view`, the file count, directory renames and
-    /// deletes leave them alone); each listing that meets some logs one warning. For an
-    /// operator's report (`memory stats` lists `/memories`, then prints this). With several
-    /// listings at once, the figure may mix them.
-    pub fn skipped_entries(&self) -> u64 {
-        self.last_skipped.load(Ordering::Relaxed)
     }
 
     /// Checks that the store answers: one LIST request (a page of at most one listing of
@@ -218,8 +203,15 @@ impl ObjectStoreStorage {
     }
 
     /// Every object below `key` that is a memory file, following the listing's pages to the
-    /// end, with its memory path. Foreign entries are skipped, counted and logged once.
+    /// end, with its memory path. Foreign entries are skipped (see [`Self::list_below_counted`]).
     pub(crate) async fn list_below(&self, key: &Path) -> Result<Vec<(MemoryPath, ObjectMeta)>> {
+        Ok(self.list_below_counted(key).await?.0)
+    }
+
+    /// [`Self::list_below`] with how many foreign entries it skipped: objects whose key is not
+    /// a memory path (an empty, `.` or `..` segment, a control character, a name a memory path
+    /// cannot have), written by some other tool, counted and logged once per listing.
+    async fn list_below_counted(&self, key: &Path) -> Result<(Vec<(MemoryPath, ObjectMeta)>, u64)> {
         let filtered_before = self.filtered.total();
         let all: Vec<ObjectMeta> = self
             .store
@@ -240,7 +232,6 @@ impl ObjectStoreStorage {
                 }
             }
         }
-        self.last_skipped.store(skipped, Ordering::Relaxed);
         if skipped > 0 {
             tracing::warn!(
                 store = %self.label,
@@ -250,7 +241,7 @@ impl ObjectStoreStorage {
                 "skipped objects whose keys are not memory paths (written by another tool?)"
             );
         }
-        Ok(files)
+        Ok((files, skipped))
     }
 
     /// The outermost ancestor of `path` that is a file (one HEAD per ancestor, sent at once).
@@ -871,15 +862,21 @@ impl Storage for ObjectStoreStorage {
 
     /// The LIST pages below the directory.
     async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        Ok(self.listing(dir).await?.entries)
+    }
+
+    /// The LIST pages below the directory. Objects under `PREFIX/memories/` whose key is not
+    /// a memory path are invisible to every command (listings, `view`, the file count,
+    /// directory renames and deletes leave them alone); a listing counts them.
+    async fn listing(&self, dir: &MemoryPath) -> Result<Listing> {
         let key = self.key(dir)?;
-        let mut files: Vec<FileMeta> = self
-            .list_below(&key)
-            .await?
+        let (below, skipped) = self.list_below_counted(&key).await?;
+        let mut entries: Vec<FileMeta> = below
             .into_iter()
             .map(|(path, meta)| self.meta(path, &meta))
             .collect();
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(files)
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(Listing { entries, skipped })
     }
 
     /// Copy-if-absent of every file, then delete of the sources. See the README for the
@@ -966,9 +963,6 @@ impl Storage for ObjectStoreStorage {
 
     fn capabilities(&self) -> memory_core::Capabilities {
         memory_core::Capabilities::FULL
-    }
-    fn skipped_entries(&self) -> u64 {
-        ObjectStoreStorage::skipped_entries(self)
     }
 }
 

@@ -61,15 +61,10 @@ async fn foreign_objects_do_not_break_the_store() {
         plant(&server, key).await;
     }
 
-    let all: Vec<String> = storage
-        .list(&MemoryPath::root())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.path.to_string())
-        .collect();
+    let listing = storage.listing(&MemoryPath::root()).await.unwrap();
+    let all: Vec<String> = listing.entries.iter().map(|m| m.path.to_string()).collect();
     assert_eq!(all, ["/memories/b.md", "/memories/notes/a.md"]);
-    assert_eq!(storage.skipped_entries(), planted.len() as u64);
+    assert_eq!(listing.skipped, planted.len() as u64);
 
     for input in [
         json!({"command": "view", "path": "/memories"}),
@@ -87,17 +82,12 @@ async fn foreign_objects_do_not_break_the_store() {
             "{input}: {text}"
         );
     }
-    let all: Vec<String> = storage
-        .list(&MemoryPath::root())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|m| m.path.to_string())
-        .collect();
+    let listing = storage.listing(&MemoryPath::root()).await.unwrap();
+    let all: Vec<String> = listing.entries.iter().map(|m| m.path.to_string()).collect();
     assert_eq!(all, ["/memories/b.md", "/memories/c.md"]);
     // Foreign objects are left where they were (the store never deletes what it cannot name)
     // and are still counted as skipped.
-    assert_eq!(storage.skipped_entries(), planted.len() as u64);
+    assert_eq!(listing.skipped, planted.len() as u64);
     assert_eq!(storage.file_count().await.unwrap(), 2);
     // rm -r of the whole store removes every memory file.
     storage.delete(&MemoryPath::root()).await.unwrap();

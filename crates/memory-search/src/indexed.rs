@@ -580,8 +580,8 @@ impl<S: Storage> Storage for Indexed<S> {
         self.inner.capabilities()
     }
 
-    fn skipped_entries(&self) -> u64 {
-        self.inner.skipped_entries()
+    async fn listing(&self, dir: &MemoryPath) -> Result<memory_core::Listing> {
+        self.inner.listing(dir).await
     }
 
     /// Forwarded; the file is noted like a write, so its row is checked at the next search.

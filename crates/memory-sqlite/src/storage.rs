@@ -3,14 +3,13 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use memory_core::search::{SearchHit, SearchQuery};
 use memory_core::{
-    Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
-    WriteMode,
+    Capabilities, Entry, Error, FileMeta, Listing, MemoryPath, Result, Storage, StoredFile,
+    Version, WriteMode,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -51,8 +50,6 @@ struct Inner {
     pool: Option<Pool>,
     /// The writer thread.
     writer: Writer,
-    /// Foreign rows the most recent listing skipped.
-    last_skipped: AtomicU64,
 }
 
 impl fmt::Debug for SqliteStorage {
@@ -294,7 +291,6 @@ impl SqliteStorage {
                 options,
                 pool,
                 writer,
-                last_skipped: AtomicU64::new(0),
             }),
         }
     }
@@ -307,17 +303,6 @@ impl SqliteStorage {
     /// The options this store was opened with.
     pub fn options(&self) -> &SqliteOptions {
         &self.inner.options
-    }
-
-    /// How many foreign rows the most recent listing skipped: rows below `/memories/` whose
-    /// path is not a memory path (a `..`, `.` or empty segment, a control character...), put
-    /// there by some other tool. Listings leave them out (and log one warning per listing that
-    /// meets some), so `view`, export and directory commands keep working; they still count
-    /// toward the file limit, and a directory rename or delete takes them along. For an
-    /// operator's report (`memory stats` lists `/memories`, then prints this). With several
-    /// listings at once, the figure is the last one's.
-    pub fn skipped_entries(&self) -> u64 {
-        self.inner.last_skipped.load(Ordering::Relaxed)
     }
 
     /// Empties the search index (FTS5's `delete-all`) and scrubs the database's files of
@@ -773,8 +758,16 @@ impl Storage for SqliteStorage {
     }
 
     async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
+        Ok(self.listing(dir).await?.entries)
+    }
+
+    /// Rows below `/memories/` whose path is not a memory path (a `..`, `.` or empty segment,
+    /// a control character...), put there by some other tool, are left out of the listing and
+    /// counted (one warning per listing that meets some), so `view`, export and directory
+    /// commands keep working; they still count toward the file limit, and a directory rename
+    /// or delete takes them along.
+    async fn listing(&self, dir: &MemoryPath) -> Result<Listing> {
         let dir = dir.clone();
-        let inner = Arc::clone(&self.inner);
         self.read_job(move |conn, ctx| {
             let (lo, hi) = below(&dir);
             let rows = conn
@@ -809,7 +802,6 @@ impl Storage for SqliteStorage {
                     }
                 }
             }
-            inner.last_skipped.store(skipped, Ordering::Relaxed);
             if skipped > 0 {
                 tracing::warn!(
                     db = %ctx.path.display(),
@@ -819,7 +811,10 @@ impl Storage for SqliteStorage {
                     "skipped rows whose paths are not memory paths (written by another tool?)"
                 );
             }
-            Ok(out)
+            Ok(Listing {
+                entries: out,
+                skipped,
+            })
         })
         .await
     }
@@ -932,9 +927,6 @@ impl Storage for SqliteStorage {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities::FULL
-    }
-    fn skipped_entries(&self) -> u64 {
-        SqliteStorage::skipped_entries(self)
     }
 
     /// One `UPDATE` of the row's `modified_ms` (content and version unchanged).

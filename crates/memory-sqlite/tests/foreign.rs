@@ -46,19 +46,15 @@ async fn foreign_rows_do_not_break_the_store() {
     plant(&db);
 
     // Listings skip the foreign rows and count them.
-    let all = store.list(&MemoryPath::root()).await.unwrap();
-    let names: Vec<String> = all.iter().map(|m| m.path.to_string()).collect();
+    let all = store.listing(&MemoryPath::root()).await.unwrap();
+    let names: Vec<String> = all.entries.iter().map(|m| m.path.to_string()).collect();
     assert_eq!(names, ["/memories/b.md", "/memories/notes/a.md"]);
-    assert_eq!(store.skipped_entries(), FOREIGN.len() as u64);
-    store
-        .list(&MemoryPath::parse("/memories/b.md").unwrap())
+    assert_eq!(all.skipped, FOREIGN.len() as u64);
+    let file = store
+        .listing(&MemoryPath::parse("/memories/b.md").unwrap())
         .await
         .unwrap();
-    assert_eq!(
-        store.skipped_entries(),
-        0,
-        "the figure is the last listing's"
-    );
+    assert_eq!(file.skipped, 0, "the figure is the listing's own");
 
     // view /memories works and shows only the memory files.
     let out = tool
@@ -71,7 +67,8 @@ async fn foreign_rows_do_not_break_the_store() {
         !text.contains("escape") && !text.contains("dot.md"),
         "{text}"
     );
-    assert_eq!(store.skipped_entries(), FOREIGN.len() as u64);
+    let root = store.listing(&MemoryPath::root()).await.unwrap();
+    assert_eq!(root.skipped, FOREIGN.len() as u64);
 
     // Create still works (the count includes the foreign rows, so a limit is never passed).
     let out = tool
@@ -86,17 +83,17 @@ async fn foreign_rows_do_not_break_the_store() {
         .await;
     assert!(!out.is_error, "{out:?}");
     let moved = store
-        .list(&MemoryPath::parse("/memories/moved").unwrap())
+        .listing(&MemoryPath::parse("/memories/moved").unwrap())
         .await
         .unwrap();
-    assert_eq!(moved.len(), 1);
+    assert_eq!(moved.entries.len(), 1);
     // `notes/../escape.md`, `notes//double.md`, `notes/trailing.md/` (`notes/` itself is not
     // below `notes`).
-    assert_eq!(store.skipped_entries(), 3);
+    assert_eq!(moved.skipped, 3);
 
     // rm -r of the whole store works; foreign rows below /memories/ go with it.
     store.delete(&MemoryPath::root()).await.unwrap();
-    assert!(store.list(&MemoryPath::root()).await.unwrap().is_empty());
-    assert_eq!(store.skipped_entries(), 0);
+    let root = store.listing(&MemoryPath::root()).await.unwrap();
+    assert_eq!(root, memory_core::Listing::default());
     assert_eq!(store.file_count().await.unwrap(), 0);
 }

@@ -36,12 +36,12 @@ pub(crate) struct StatsArgs {
 pub(crate) async fn run(args: StatsArgs) -> Outcome {
     let store = args.store.open(OpenMode::ReadOnly).await?;
     let root = MemoryPath::root();
-    let files = store
-        .list(&root)
+    let listing = store
+        .listing(&root)
         .await
         .map_err(|e| Failure::storage("list /memories", e))?;
-    let mut stats = Stats::of(&files, args.top);
-    stats.skipped_entries = store.skipped_entries();
+    let mut stats = Stats::of(&listing.entries, args.top);
+    stats.skipped_entries = listing.skipped;
     let text = if args.json {
         format!("{}\n", stats.to_json())
     } else {

@@ -310,8 +310,9 @@ impl<S: Storage> Storage for Faulty<S> {
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
     }
-    fn skipped_entries(&self) -> u64 {
-        self.inner.skipped_entries()
+    async fn listing(&self, dir: &MemoryPath) -> Result<crate::Listing> {
+        self.check(Op::List, dir, None)?;
+        self.inner.listing(dir).await
     }
 
     /// Forwarded as it is (no fault is injected into it, nothing recorded).
@@ -515,8 +516,8 @@ impl<S: Storage> Storage for Recording<S> {
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
     }
-    fn skipped_entries(&self) -> u64 {
-        self.inner.skipped_entries()
+    async fn listing(&self, dir: &MemoryPath) -> Result<crate::Listing> {
+        self.inner.listing(dir).await
     }
 
     /// Forwarded as it is (no fault is injected into it, nothing recorded).

@@ -273,8 +273,8 @@ impl Storage for Within {
             ..inner
         }
     }
-    fn skipped_entries(&self) -> u64 {
-        self.mounts.skipped_entries()
+    async fn listing(&self, dir: &MemoryPath) -> Result<memory_core::Listing> {
+        Ok(self.list(dir).await?.into())
     }
 
     async fn set_modified(
