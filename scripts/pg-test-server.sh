@@ -25,6 +25,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 state="${MEMORY_PG_STATE:-$root/target/pg-test-server}"
+# The server runs in its data folder, so a relative state folder is made absolute first.
+state="$(realpath -m -- "$state")"
 pg_user="${MEMORY_PG_USER:-memory-pg}"
 db_name="memory_test"
 db_user="memory"
