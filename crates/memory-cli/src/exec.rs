@@ -84,7 +84,7 @@ impl Answer {
             }
             Answer::Result { id, output } => {
                 out.extend_from_slice(b"{\"type\":\"tool_result\",\"tool_use_id\":");
-                write_json_string(out, id);
+                serde_json::to_writer(&mut *out, id)?;
                 out.extend_from_slice(b",\"content\":");
                 write_content(out, &output.content)?;
                 if output.is_error {
@@ -99,86 +99,9 @@ impl Answer {
 
 fn write_content(out: &mut Vec<u8>, content: &ToolContent) -> serde_json::Result<()> {
     match content {
-        ToolContent::Text(text) => {
-            write_json_string(out, text);
-            Ok(())
-        }
+        ToolContent::Text(text) => serde_json::to_writer(out, text),
         ToolContent::Blocks(blocks) => serde_json::to_writer(out, blocks),
     }
-}
-
-/// How `serde_json` escapes each byte of a string: 0 for none, the letter of a short escape
-/// (`\n`), or `u` for `\u00XX`.
-static ESCAPE: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        table[b] = b'u';
-        b += 1;
-    }
-    table[0x08] = b'b';
-    table[0x09] = b't';
-    table[0x0a] = b'n';
-    table[0x0c] = b'f';
-    table[0x0d] = b'r';
-    table[b'"' as usize] = b'"';
-    table[b'\\' as usize] = b'\\';
-    table
-};
-
-/// Whether any of the eight bytes of `chunk` needs an escape (a control byte, `"` or `\`).
-fn needs_escape(chunk: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
-    let below_space = chunk.wrapping_sub(ONES * 0x20) & !chunk & HIGH != 0;
-    below_space
-        || has_zero(chunk ^ (ONES * u64::from(b'"')))
-        || has_zero(chunk ^ (ONES * u64::from(b'\\')))
-}
-
-/// Appends `text` as a JSON string, escaped exactly as `serde_json` escapes it (short escapes
-/// for `\b \t \n \f \r " \\`, `\u00xx` for the other control bytes, everything else as it
-/// is), skipping eight bytes at a time where nothing needs an escape.
-fn write_json_string(out: &mut Vec<u8>, text: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = text.as_bytes();
-    out.reserve(bytes.len() + bytes.len() / 8 + 2);
-    out.push(b'"');
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            if !needs_escape(u64::from_le_bytes(word)) {
-                i += 8;
-                continue;
-            }
-        }
-        // Something in the next eight bytes (or in the last few) needs an escape.
-        let end = (i + 8).min(bytes.len());
-        while i < end {
-            let byte = bytes[i];
-            let escape = ESCAPE[usize::from(byte)];
-            i += 1;
-            if escape == 0 {
-                continue;
-            }
-            out.extend_from_slice(&bytes[start..i - 1]);
-            if escape == b'u' {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(byte >> 4)]);
-                out.push(HEX[usize::from(byte & 0xf)]);
-            } else {
-                out.push(b'\\');
-                out.push(escape);
-            }
-            start = i;
-        }
-    }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
 }
 
 /// Answers one input line, as [`answer_line`] does, without building its JSON value.

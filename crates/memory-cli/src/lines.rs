@@ -211,6 +211,11 @@ where
 /// It follows only the structure (strings, escapes, nesting) and keeps the raw text of a wanted
 /// field's value while it is at most [`FieldScanner::MAX_VALUE`] bytes; anything that is not
 /// an object stops it, keeping what it found.
+///
+/// Why not `serde_json`'s streaming reader: it buffers every object key, and any string it
+/// hands to a visitor, whole, so one hostile line holding a gigabyte-long key would take a
+/// gigabyte; this scanner keeps at most [`FieldScanner::MAX_KEY`] bytes of a key and
+/// [`FieldScanner::MAX_VALUE`] of a value, and hands the kept value to `serde_json` to parse.
 #[derive(Debug)]
 struct FieldScanner {
     wanted: &'static [&'static str],
