@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds what users build: memory-runner with no feature and with each feature alone, and the
+# Builds what users build: memory-runner with no feature and with each feature alone,
+# memory-core without its runner (as every backend compiles it), and the
 # dependency trees that must stay small (memory-core: no HTTP, SQL or object-store library;
 # memory-runner with only `sqlite`: no HTTP stack). Checks, not builds: one target directory,
 # `cargo check` and `cargo tree` only.
@@ -56,6 +57,16 @@ tree_must_not_name() {
         fail "$what, but its tree holds: $(echo "$found" | tr '\n' ' ')"
     fi
 }
+
+echo "check-features: cargo check -p memory-layer-core --no-default-features (a backend's view: no runner)"
+if ! out="$(cargo check --quiet -p memory-layer-core --lib --no-default-features 2>&1)"; then
+    printf '%s\n' "$out" >&2
+    fail "memory-core does not compile without its runner feature"
+fi
+if grep -q -- '--> crates/memory-core/' <<<"$out"; then
+    printf '%s\n' "$out" >&2
+    fail "memory-core compiles with warnings without its runner feature"
+fi
 
 tree_must_not_name "memory-core must use no HTTP client, SQL or object-store library" \
     'reqwest$|hyper$|hyper-|rusqlite$|libsqlite3-sys$|object_store$|aws-' \

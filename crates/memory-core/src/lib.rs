@@ -12,6 +12,7 @@ mod error;
 mod handler;
 mod in_memory;
 mod limits;
+#[cfg(feature = "runner")]
 pub mod messages;
 pub mod options;
 mod output;
@@ -24,7 +25,7 @@ mod tool;
 mod windows_names;
 
 /// The attribute on every `impl` of this crate's async traits ([`Storage`], [`MemoryHandler`],
-/// [`messages::Tool`], [`messages::MessagesTransport`]): write `#[memory_core::async_trait]` on
+/// and, with the `runner` feature, `messages::Tool` and `messages::MessagesTransport`): write `#[memory_core::async_trait]` on
 /// the `impl` block (without it the compiler stops with error E0195). Re-exported from the
 /// `async-trait` crate, so an implementation needs no dependency of its own on it.
 pub use async_trait::async_trait;
