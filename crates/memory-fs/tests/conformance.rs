@@ -69,3 +69,36 @@ async fn conformance_always_on_the_blocking_pool() {
         .blocking(Blocking::Spawn);
     both_tiers(options).await;
 }
+
+/// A folder store opened again on its folder, read-write or read-only.
+struct Folder {
+    dir: tempfile::TempDir,
+    options: FsOptions,
+}
+
+#[memory_core::async_trait]
+impl memory_core::conformance::reopen::Reopen for Folder {
+    async fn open(&self) -> Arc<dyn memory_core::Storage> {
+        Arc::new(FsStorage::with_options(self.dir.path(), self.options.clone()).unwrap())
+    }
+    async fn open_read_only(&self) -> Arc<dyn memory_core::Storage> {
+        let options = self.options.clone().read_only(true);
+        Arc::new(FsStorage::with_options(self.dir.path(), options).unwrap())
+    }
+    async fn snapshot(&self) -> String {
+        memory_core::conformance::reopen::folder_snapshot(self.dir.path())
+    }
+}
+
+/// A read-only open changes nothing; stores opened separately on one folder keep the limit
+/// and lose no edit; on the fast paths and the portable ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn conformance_reopened() {
+    for options in [FsOptions::default(), FsOptions::default().portable(true)] {
+        let folder = Folder {
+            dir: tempfile::tempdir().unwrap(),
+            options,
+        };
+        memory_core::conformance::reopen::run_all(&folder).await;
+    }
+}

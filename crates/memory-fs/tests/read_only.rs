@@ -1,36 +1,13 @@
-//! A store opened read-only changes nothing on disk: no lock or count file, no folder of
-//! temporary files, no cleanup of stale temporary files; every change is refused.
+//! A store opened read-only changes nothing on disk even where a read-write open would: a
+//! folder made by hand gets no lock or count file and no folder of temporary files, a stale
+//! temporary file is not cleaned up, a wrong stored count is not corrected. (The conformance
+//! suite's `reopen` check covers a store this library made: tests/conformance.rs.)
 
-use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use memory_core::conformance::reopen::folder_snapshot as snapshot;
 use memory_core::{Error, MemoryPath, Storage, WriteMode};
 use memory_fs::{FsOptions, FsStorage};
-
-/// Every entry below `dir` (hidden ones included): its kind, bytes and modification time.
-fn snapshot(dir: &Path) -> BTreeMap<String, (bool, Vec<u8>, SystemTime)> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let rel = path.strip_prefix(dir).unwrap().display().to_string();
-            let bytes = if meta.is_file() {
-                std::fs::read(&path).unwrap()
-            } else {
-                Vec::new()
-            };
-            if meta.is_dir() {
-                stack.push(path);
-            }
-            out.insert(rel, (meta.is_dir(), bytes, meta.modified().unwrap()));
-        }
-    }
-    out
-}
 
 fn p(path: &str) -> MemoryPath {
     MemoryPath::parse(path).unwrap()

@@ -43,3 +43,41 @@ async fn conformance_over_tls() {
     .await;
     run_all(Arc::new(storage)).await;
 }
+
+/// A root in a schema of its own, opened again (each open with its own pool), read-write or
+/// read-only; its snapshot is every row of the schema.
+struct Root {
+    options: String,
+    schema: String,
+}
+
+#[memory_core::async_trait]
+impl memory_core::conformance::reopen::Reopen for Root {
+    async fn open(&self) -> Arc<dyn memory_core::Storage> {
+        Arc::new(common::open(&self.options).await)
+    }
+    async fn open_read_only(&self) -> Arc<dyn memory_core::Storage> {
+        let url = common::url_with(&self.options);
+        let options = memory_core::options::StoreOptions::new();
+        Arc::new(
+            memory_postgres::PostgresStorage::from_url_read_only(&url, options)
+                .await
+                .unwrap(),
+        )
+    }
+    async fn snapshot(&self) -> String {
+        memory_postgres::testing::dump_schema(&common::admin().await, &self.schema)
+            .await
+            .join("\n")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn conformance_reopened() {
+    let schema = common::unique("reopen");
+    let root = Root {
+        options: format!("schema={schema}&root=r"),
+        schema,
+    };
+    memory_core::conformance::reopen::run_all(&root).await;
+}

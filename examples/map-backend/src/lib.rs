@@ -48,7 +48,9 @@ impl MapStorage {
     /// The state, even after a panic in another thread (the map is never left half-changed:
     /// every change is one insert or one retain).
     fn lock(&self) -> MutexGuard<'_, Files> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -60,7 +62,11 @@ impl Files {
 
     /// Writes `bytes` at `path` as `mode` says, under the lock the caller holds.
     fn write(&mut self, path: &MemoryPath, bytes: Vec<u8>, mode: WriteMode) -> Result<Version> {
-        if let Some(parent) = path.ancestors().into_iter().find(|a| self.files.contains_key(a)) {
+        if let Some(parent) = path
+            .ancestors()
+            .into_iter()
+            .find(|a| self.files.contains_key(a))
+        {
             return Err(Error::ParentIsFile {
                 path: path.clone(),
                 parent,

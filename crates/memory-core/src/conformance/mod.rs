@@ -10,11 +10,15 @@
 //! - [`search`]: one check per behaviour of `Storage::search`, run by [`storage::run_all`].
 //! - [`faults`]: [`faults::Faulty`], a wrapper that injects failures and conflicts, and
 //!   [`faults::Recording`], a wrapper that records every call.
+//! - [`reopen`]: checks that open one store more than once (a read-only open changes
+//!   nothing; separate opens keep the file limit and lose no edit), for backends that describe
+//!   how to reopen their store ([`reopen::Reopen`]).
 //! - [`notes`]: generated notes for the search benches.
 
 pub mod commands;
 pub mod faults;
 pub mod notes;
+pub mod reopen;
 pub mod search;
 pub mod storage;
 
