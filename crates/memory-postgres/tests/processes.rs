@@ -5,9 +5,10 @@
 //! - `processes_lose_nothing`: 8 processes each create 100 files of their own and append 10
 //!   lines to one shared file through compare-and-swap with retries: all 800 files and all 80
 //!   lines are there, each once.
-//! - `creates_race_at_the_limit`: a root one file short of its limit; 8 processes call
-//!   `create_within` at once; exactly one wins, the others are told the store is full. Several
-//!   rounds.
+//! - `creates_race_at_the_limit`: the conformance suite's process check
+//!   (`memory_core::conformance::processes`): a root one file short of its limit; 8 processes
+//!   call `create_within` at once; exactly one wins, the others are told the store is full.
+//!   Several rounds.
 //! - `kill_9_during_renames`: a process moves a 20-file directory back and forth and is killed
 //!   with SIGKILL at random moments: after each kill the directory is entirely at one place or
 //!   the other, every file whole.
@@ -17,6 +18,9 @@ mod common;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::sync::Arc;
+
+use memory_core::conformance::processes::{self, OpenAt};
 use memory_core::{Error, MemoryPath, Storage, WriteMode};
 use memory_postgres::PostgresStorage;
 
@@ -28,8 +32,6 @@ const RACE_LIMIT: usize = 40;
 const RACE_ROUNDS: usize = 4;
 const DIR_FILES: usize = 20;
 const KILLS: usize = 6;
-/// Exit code of a race worker told the store is full.
-const FULL: i32 = 3;
 
 fn p(s: &str) -> MemoryPath {
     MemoryPath::parse(s).unwrap()
@@ -100,17 +102,6 @@ fn worker(role: &str) -> i32 {
                     }
                 }
                 0
-            }
-            "race" => {
-                let path = p(&format!("/memories/race/{index}.md"));
-                match store.create_within(&path, b"x".to_vec(), RACE_LIMIT).await {
-                    Ok(_) => 0,
-                    Err(Error::StoreFull { .. }) => FULL,
-                    Err(e) => {
-                        eprintln!("race worker {index}: {e:?}");
-                        1
-                    }
-                }
             }
             "rename" => loop {
                 for (from, to) in [
@@ -192,38 +183,13 @@ fn processes_lose_nothing() {
     });
 }
 
-fn creates_race_at_the_limit() {
-    let root = common::unique("limit");
-    for round in 0..RACE_ROUNDS {
-        runtime().block_on(async {
-            let store = open(&root).await;
-            store.delete(&MemoryPath::root()).await.unwrap();
-            for i in 0..RACE_LIMIT - 1 {
-                store
-                    .write(
-                        &p(&format!("/memories/seed/{i}.md")),
-                        b"s".to_vec(),
-                        WriteMode::Create,
-                    )
-                    .await
-                    .unwrap();
-            }
-        });
-        let start = now_ms() + 1500;
-        let children = (0..PROCESSES)
-            .map(|i| spawn("race", &root, i, start))
-            .collect();
-        let statuses = codes(children);
-        let winners = statuses.iter().filter(|s| s.success()).count();
-        let full = statuses.iter().filter(|s| s.code() == Some(FULL)).count();
-        assert_eq!(
-            (winners, full),
-            (1, PROCESSES - 1),
-            "round {round}: one winner, the others StoreFull: {statuses:?}"
-        );
-        runtime().block_on(async {
-            assert_eq!(open(&root).await.file_count().await.unwrap(), RACE_LIMIT);
-        });
+/// A process opens the store at a root of the shared test schema, with a pool of its own.
+struct Postgres;
+
+#[memory_core::async_trait]
+impl OpenAt for Postgres {
+    async fn open(&self, place: &str) -> Arc<dyn Storage> {
+        Arc::new(open(place).await)
     }
 }
 
@@ -293,26 +259,39 @@ fn kill_9_during_renames() {
 }
 
 fn main() {
+    processes::run_worker_if_asked(&Postgres);
     if let Ok(role) = std::env::var(WORKER_VAR) {
         std::process::exit(worker(&role));
     }
     // Fails loudly, saying how to start a server, when there is none.
     let _ = common::url();
-    let tests: [(&str, fn()); 3] = [
-        ("processes_lose_nothing", processes_lose_nothing),
-        ("creates_race_at_the_limit", creates_race_at_the_limit),
-        ("kill_9_during_renames", kill_9_during_renames),
-    ];
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
-    for (name, test) in tests {
-        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
-            continue;
-        }
-        eprintln!("test {name} ...");
-        test();
-        eprintln!("test {name} ... ok");
-    }
+    let race_root = common::unique("limit");
+    processes::run_tests(vec![
+        (
+            "processes_lose_nothing",
+            Box::new(|| {
+                processes_lose_nothing();
+                format!("{PROCESSES} processes")
+            }),
+        ),
+        (
+            "creates_race_at_the_limit",
+            Box::new(|| {
+                processes::creates_race_at_the_limit(
+                    &Postgres,
+                    &race_root,
+                    PROCESSES,
+                    RACE_LIMIT,
+                    RACE_ROUNDS,
+                )
+            }),
+        ),
+        (
+            "kill_9_during_renames",
+            Box::new(|| {
+                kill_9_during_renames();
+                format!("{KILLS} kills")
+            }),
+        ),
+    ]);
 }

@@ -1,24 +1,22 @@
 //! Several OS processes on one database file: this test binary runs itself as worker processes
-//! (chosen by the `MEMORY_SQLITE_WORKER` variable), so it has its own `main` instead of the
-//! test harness.
+//! (chosen by the `MEMORY_SQLITE_WORKER` variable, or the conformance suite's), so it has its
+//! own `main` instead of the test harness.
 //!
-//! - `processes_lose_no_edit`: worker processes append lines to one memory file through
-//!   compare-and-swap with retries; every line is found, exactly once.
+//! - `processes_lose_no_edit` and `creates_race_at_the_limit`: the conformance suite's process
+//!   checks (`memory_core::conformance::processes`), each process with its own connection.
 //! - `kill_9_during_writes`: a worker overwrites self-checking files and moves a directory back
 //!   and forth in a loop; it is killed with SIGKILL at random moments, several times. After each
 //!   kill the database opens, passes `PRAGMA integrity_check`, every file is whole and holds the
 //!   last content the worker saw committed or the one it was writing, and the directory is
 //!   entirely at one place or the other.
-//! - `creates_race_at_the_limit`: a store one file short of its limit; several processes, each
-//!   with its own connection, create a file with `create_within` at the same moment; exactly
-//!   one wins, every other one is told the store is full. Several rounds.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use memory_core::conformance::processes::{self, OpenAt};
 use memory_core::{MemoryPath, Storage, WriteMode};
 use memory_sqlite::SqliteStorage;
 
@@ -116,34 +114,6 @@ fn worker(role: &str) {
     let args: Vec<&str> = role.split('|').collect();
     let rt = runtime();
     match args.as_slice() {
-        ["append", db, id] => rt.block_on(async {
-            let s = SqliteStorage::open(db).unwrap();
-            let path = p("/memories/shared.md");
-            let mut retries = 0;
-            for n in 0..APPENDS {
-                let line = format!("process {id} line {n}\n");
-                let mut done = false;
-                for _ in 0..10_000 {
-                    let file = match s.read(&path).await {
-                        Ok(f) => f,
-                        Err(e) if e.is_retryable() => continue,
-                        Err(e) => panic!("read: {e:?}"),
-                    };
-                    let mut body = file.contents;
-                    body.extend_from_slice(line.as_bytes());
-                    match s.write(&path, body, WriteMode::Update(file.version)).await {
-                        Ok(_) => {
-                            done = true;
-                            break;
-                        }
-                        Err(e) if e.is_retryable() => retries += 1,
-                        Err(e) => panic!("write: {e:?}"),
-                    }
-                }
-                assert!(done, "process {id}: no progress");
-            }
-            println!("retries {retries}");
-        }),
         ["crash", db] => rt.block_on(async {
             let s = SqliteStorage::open(db).unwrap();
             let mut rng = Rng::seeded(u64::from(std::process::id()));
@@ -177,22 +147,6 @@ fn worker(role: &str) {
                 out.flush().unwrap();
             }
         }),
-        ["race", db, go, id] => rt.block_on(async {
-            let s = SqliteStorage::open(db).unwrap();
-            // Everyone opens first, then waits for the same signal.
-            while !Path::new(go).exists() {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            let path = p(&format!("/memories/race/{id}.md"));
-            match s.create_within(&path, b"mine".to_vec(), RACE_LIMIT).await {
-                Ok(_) => println!("won"),
-                Err(memory_core::Error::StoreFull { max_files }) => {
-                    assert_eq!(max_files, RACE_LIMIT);
-                    println!("full");
-                }
-                Err(e) => panic!("create_within: {e:?}"),
-            }
-        }),
         other => panic!("unknown worker role {other:?}"),
     }
 }
@@ -205,53 +159,6 @@ fn spawn_worker(role: &str, stdout: Stdio) -> Child {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap()
-}
-
-fn processes_lose_no_edit(dir: &Path) -> String {
-    let db = dir.join("shared.db");
-    runtime().block_on(async {
-        SqliteStorage::open(&db)
-            .unwrap()
-            .write(
-                &p("/memories/shared.md"),
-                b"# shared\n".to_vec(),
-                WriteMode::Create,
-            )
-            .await
-            .unwrap();
-    });
-    let children: Vec<Child> = (0..PROCESSES)
-        .map(|id| spawn_worker(&format!("append|{}|{id}", db.display()), Stdio::piped()))
-        .collect();
-    let mut retries = 0;
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "a worker failed: {}", out.status);
-        let text = String::from_utf8_lossy(&out.stdout);
-        retries += text
-            .trim()
-            .strip_prefix("retries ")
-            .and_then(|n| n.parse::<usize>().ok())
-            .unwrap_or_else(|| panic!("worker said {text:?}"));
-    }
-    let text = runtime().block_on(async {
-        let s = SqliteStorage::open(&db).unwrap();
-        String::from_utf8(s.read(&p("/memories/shared.md")).await.unwrap().contents).unwrap()
-    });
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "# shared");
-    assert_eq!(
-        lines.len(),
-        1 + PROCESSES * APPENDS,
-        "a line was lost or doubled"
-    );
-    for id in 0..PROCESSES {
-        for n in 0..APPENDS {
-            let want = format!("process {id} line {n}");
-            assert!(lines.contains(&want.as_str()), "missing {want:?}");
-        }
-    }
-    format!("{retries} compare-and-swap retries")
 }
 
 /// What the crash worker reported per file: the last committed hash and the one in flight.
@@ -382,84 +289,45 @@ fn kill_9_during_writes(dir: &Path) -> String {
     format!("{total_commits} commits, {kills_mid_write} of {KILLS} kills during a write")
 }
 
-fn creates_race_at_the_limit(dir: &Path) -> String {
-    let db = dir.join("race.db");
-    runtime().block_on(async {
-        let s = SqliteStorage::open(&db).unwrap();
-        for i in 0..RACE_LIMIT - 1 {
-            s.write(
-                &p(&format!("/memories/seed/{i}.md")),
-                b"x".to_vec(),
-                WriteMode::Create,
-            )
-            .await
-            .unwrap();
-        }
-    });
-    for round in 0..RACE_ROUNDS {
-        let go = dir.join(format!("go-{round}"));
-        let children: Vec<Child> = (0..PROCESSES)
-            .map(|id| {
-                spawn_worker(
-                    &format!("race|{}|{}|{round}-{id}", db.display(), go.display()),
-                    Stdio::piped(),
-                )
-            })
-            .collect();
-        std::thread::sleep(Duration::from_millis(300));
-        std::fs::write(&go, b"").unwrap();
-        let mut answers = Vec::new();
-        for child in children {
-            let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "a worker failed: {}", out.status);
-            answers.push(String::from_utf8_lossy(&out.stdout).trim().to_owned());
-        }
-        let won = answers.iter().filter(|a| *a == "won").count();
-        assert_eq!(won, 1, "round {round}: {answers:?}");
-        assert_eq!(
-            answers.iter().filter(|a| *a == "full").count(),
-            PROCESSES - 1,
-            "round {round}: {answers:?}"
-        );
-        runtime().block_on(async {
-            let s = SqliteStorage::open(&db).unwrap();
-            assert_eq!(s.file_count().await.unwrap(), RACE_LIMIT, "round {round}");
-            // Back to one short of the limit for the next round.
-            s.delete(&p("/memories/race")).await.unwrap();
-        });
+/// A process opens the store at a database file's path.
+struct Sqlite;
+
+#[memory_core::async_trait]
+impl OpenAt for Sqlite {
+    async fn open(&self, place: &str) -> Arc<dyn Storage> {
+        Arc::new(SqliteStorage::open(place).unwrap())
     }
-    format!("{RACE_ROUNDS} rounds of {PROCESSES} processes")
 }
 
 fn main() {
+    processes::run_worker_if_asked(&Sqlite);
     if let Ok(role) = std::env::var(WORKER_VAR) {
         worker(&role);
         return;
     }
-    type Test = fn(&Path) -> String;
-    let tests: [(&str, Test); 3] = [
-        ("processes_lose_no_edit", processes_lose_no_edit),
-        ("creates_race_at_the_limit", creates_race_at_the_limit),
-        ("kill_9_during_writes", kill_9_during_writes),
-    ];
-    let (mut passed, mut failed) = (0, 0);
-    for (name, test) in tests {
-        let dir = tempfile::tempdir().unwrap();
-        let path: PathBuf = dir.path().to_owned();
-        let started = Instant::now();
-        match std::panic::catch_unwind(|| test(&path)) {
-            Ok(note) => {
-                passed += 1;
-                println!("test {name} ... ok ({:.2?}; {note})", started.elapsed());
-            }
-            Err(_) => {
-                failed += 1;
-                println!("test {name} ... FAILED");
-            }
-        }
-    }
-    println!("{passed} passed, {failed} failed");
-    if failed > 0 {
-        std::process::exit(1);
-    }
+    let dir = tempfile::tempdir().unwrap();
+    let place = |name: &str| dir.path().join(name).display().to_string();
+    let (shared, race) = (place("shared.db"), place("race.db"));
+    processes::run_tests(vec![
+        (
+            "processes_lose_no_edit",
+            Box::new(|| processes::processes_lose_no_edit(&Sqlite, &shared, PROCESSES, APPENDS)),
+        ),
+        (
+            "creates_race_at_the_limit",
+            Box::new(|| {
+                processes::creates_race_at_the_limit(
+                    &Sqlite,
+                    &race,
+                    PROCESSES,
+                    RACE_LIMIT,
+                    RACE_ROUNDS,
+                )
+            }),
+        ),
+        (
+            "kill_9_during_writes",
+            Box::new(|| kill_9_during_writes(dir.path())),
+        ),
+    ]);
 }

@@ -13,11 +13,15 @@
 //! - [`reopen`]: checks that open one store more than once (a read-only open changes
 //!   nothing; separate opens keep the file limit and lose no edit), for backends that describe
 //!   how to reopen their store ([`reopen::Reopen`]).
+//! - [`processes`]: checks with several OS processes on one store (edits of one file lose
+//!   nothing, creates racing at the limit leave one winner), for a backend's `harness = false`
+//!   test binary that describes how a process opens its store ([`processes::OpenAt`]).
 //! - [`notes`]: generated notes for the search benches.
 
 pub mod commands;
 pub mod faults;
 pub mod notes;
+pub mod processes;
 pub mod reopen;
 pub mod search;
 pub mod storage;
