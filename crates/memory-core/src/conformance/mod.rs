@@ -8,19 +8,24 @@
 //!   [`storage::run_all`] to run them all on an empty store.
 //! - [`commands`]: the six commands through `MemoryTool`, against golden outputs.
 //! - [`search`]: one check per behaviour of `Storage::search`, run by [`storage::run_all`].
-//! - [`faults`]: [`faults::Faulty`], a wrapper that injects failures and conflicts, and
-//!   [`faults::Recording`], a wrapper that records every call.
+//! - [`faults`]: [`faults::Faulty`], a wrapper that injects failures and conflicts and runs
+//!   hooks in place of methods, and [`faults::Recording`], a wrapper that records every call.
+//! - [`ProvidedDefaults`]: a wrapper that forwards the six base methods only, so every
+//!   provided method of the trait runs.
 //! - [`notes`]: generated notes for the search benches.
 
 pub mod commands;
 pub mod faults;
 pub mod notes;
+mod provided;
 pub mod search;
 pub mod storage;
 
 use std::sync::Arc;
 
 use crate::Storage;
+
+pub use provided::ProvidedDefaults;
 
 /// Moved to [`memory_core::Capabilities`](crate::Capabilities); re-exported here for the
 /// tests written against the old place.

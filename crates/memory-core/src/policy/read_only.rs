@@ -168,7 +168,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::conformance::faults::{Op, Recording};
+    use crate::conformance::faults::{Faulty, Op, Recording};
     use crate::{InMemoryStorage, MemoryHandler, MemoryTool, Prefixed};
 
     fn p(raw: &str) -> MemoryPath {
@@ -299,101 +299,47 @@ mod tests {
 
     /// Reads through a `ReadOnly`, writes beside it to the same inner store: the suite then
     /// checks every read-side method of `ReadOnly` (and that refusals are the only change).
-    #[derive(Debug)]
-    struct ReadsThroughReadOnly {
-        reads: ReadOnly<Arc<InMemoryStorage>>,
-        writes: Arc<InMemoryStorage>,
-    }
-
-    impl fmt::Display for ReadsThroughReadOnly {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "ReadsThrough({})", self.reads)
+    /// Each change is first refused by the read-only side, then made in its inner store.
+    fn reads_through_read_only() -> Faulty<ReadOnly<Arc<InMemoryStorage>>> {
+        fn refused<T: fmt::Debug>(result: Result<T>) {
+            assert!(matches!(result, Err(Error::Refused { .. })), "{result:?}");
         }
-    }
-
-    #[async_trait]
-    #[deny(clippy::missing_trait_methods)]
-    impl Storage for ReadsThroughReadOnly {
-        async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
-            self.reads.read(path).await
-        }
-        async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
-            self.reads.stat(path).await
-        }
-        async fn write(
-            &self,
-            path: &MemoryPath,
-            contents: Vec<u8>,
-            mode: WriteMode,
-        ) -> Result<Version> {
-            let refused = self.reads.write(path, contents.clone(), mode.clone()).await;
-            assert!(matches!(refused, Err(Error::Refused { .. })), "{refused:?}");
-            self.writes.write(path, contents, mode).await
-        }
-        async fn delete(&self, path: &MemoryPath) -> Result<()> {
-            assert!(matches!(
-                self.reads.delete(path).await,
-                Err(Error::Refused { .. })
-            ));
-            self.writes.delete(path).await
-        }
-        async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-            self.reads.list(dir).await
-        }
-        async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
-            assert!(matches!(
-                self.reads.rename(from, to).await,
-                Err(Error::Refused { .. })
-            ));
-            self.writes.rename(from, to).await
-        }
-        async fn file_count(&self) -> Result<usize> {
-            self.reads.file_count().await
-        }
-        async fn create_within(
-            &self,
-            path: &MemoryPath,
-            contents: Vec<u8>,
-            max_files: usize,
-        ) -> Result<Version> {
-            let refused = self
-                .reads
-                .create_within(path, contents.clone(), max_files)
-                .await;
-            assert!(matches!(refused, Err(Error::Refused { .. })), "{refused:?}");
-            self.writes.create_within(path, contents, max_files).await
-        }
-        async fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
-            self.reads.search(query).await
-        }
-        fn capabilities(&self) -> Capabilities {
-            self.reads.capabilities()
-        }
-        async fn listing(&self, dir: &MemoryPath) -> Result<crate::Listing> {
-            self.reads.listing(dir).await
-        }
-
-        async fn set_modified(
-            &self,
-            path: &MemoryPath,
-            modified: std::time::SystemTime,
-        ) -> Result<bool> {
-            // A change: refused by the read-only side, made beside it.
-            assert!(matches!(
-                self.reads.set_modified(path, modified).await,
-                Err(Error::Refused { .. })
-            ));
-            self.writes.set_modified(path, modified).await
-        }
+        Faulty::new(ReadOnly::new(Arc::new(InMemoryStorage::new())))
+            .on_write(|reads, path, contents, mode| {
+                Box::pin(async move {
+                    refused(reads.write(path, contents.clone(), mode.clone()).await);
+                    reads.inner().write(path, contents, mode).await
+                })
+            })
+            .on_delete(|reads, path| {
+                Box::pin(async move {
+                    refused(reads.delete(path).await);
+                    reads.inner().delete(path).await
+                })
+            })
+            .on_rename(|reads, from, to| {
+                Box::pin(async move {
+                    refused(reads.rename(from, to).await);
+                    reads.inner().rename(from, to).await
+                })
+            })
+            .on_create_within(|reads, path, contents, max_files| {
+                Box::pin(async move {
+                    refused(reads.create_within(path, contents.clone(), max_files).await);
+                    reads.inner().create_within(path, contents, max_files).await
+                })
+            })
+            .on_set_modified(|reads, path, modified| {
+                Box::pin(async move {
+                    refused(reads.set_modified(path, modified).await);
+                    reads.inner().set_modified(path, modified).await
+                })
+            })
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn read_only_conforms_on_the_read_side() {
-        let inner = Arc::new(InMemoryStorage::new());
-        let store = Arc::new(ReadsThroughReadOnly {
-            reads: ReadOnly::new(inner.clone()),
-            writes: inner,
-        });
+        let store = Arc::new(reads_through_read_only());
         crate::conformance::run_all(store).await;
     }
 
