@@ -123,7 +123,11 @@ pub async fn list_missing_or_file_is_empty(storage: &dyn Storage) {
 /// listing: its entries are what `list` returns for the same directory, and a store written
 /// only through this library has nothing foreign to skip.
 pub async fn listing_matches_list(storage: &dyn Storage) {
-    for path in ["/memories/ls/a.md", "/memories/ls/deep/b.md", "/memories/c.md"] {
+    for path in [
+        "/memories/ls/a.md",
+        "/memories/ls/deep/b.md",
+        "/memories/c.md",
+    ] {
         put(storage, path, "x").await;
     }
     for dir in ["/memories", "/memories/ls", "/memories/none"] {
