@@ -8,39 +8,15 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::Capabilities;
-use super::storage::clear;
+use super::storage::{clear, ok, p, put};
 use crate::search::{QueryError, SearchHit, SearchQuery};
-use crate::{MemoryPath, Result, Storage, WriteMode};
-
-fn p(raw: &str) -> MemoryPath {
-    match MemoryPath::parse(raw) {
-        Ok(path) => path,
-        Err(e) => panic!("conformance suite bug: {raw:?} is not a valid path: {e}"),
-    }
-}
-
-fn ok<T>(storage: &dyn Storage, what: &str, result: Result<T>) -> T {
-    match result {
-        Ok(value) => value,
-        Err(e) => panic!("{storage}: {what}: unexpected error: {e:?}"),
-    }
-}
+use crate::Storage;
 
 fn query(text: &str) -> SearchQuery {
     match SearchQuery::new(text) {
         Ok(q) => q,
         Err(e) => panic!("conformance suite bug: {text:?} does not parse: {e}"),
     }
-}
-
-async fn put(storage: &dyn Storage, path: &str, contents: impl Into<Vec<u8>>) {
-    ok(
-        storage,
-        &format!("setup: overwrite {path}"),
-        storage
-            .write(&p(path), contents.into(), WriteMode::Overwrite)
-            .await,
-    );
 }
 
 async fn run(storage: &dyn Storage, q: &SearchQuery) -> Vec<SearchHit> {
@@ -584,7 +560,7 @@ mod tests {
     use super::*;
     use crate::conformance::ProvidedDefaults;
     use crate::conformance::faults::Faulty;
-    use crate::{InMemoryStorage, Prefixed, ReadOnly};
+    use crate::{InMemoryStorage, Prefixed, ReadOnly, WriteMode};
 
     #[tokio::test]
     async fn in_memory_search_conforms() {

@@ -33,7 +33,7 @@ use super::Capabilities;
 use crate::{Entry, Error, FileMeta, MemoryPath, Result, Storage, Version, WriteMode};
 
 /// Parses a path the suite knows to be valid.
-fn p(raw: &str) -> MemoryPath {
+pub(super) fn p(raw: &str) -> MemoryPath {
     match MemoryPath::parse(raw) {
         Ok(path) => path,
         Err(e) => panic!("conformance suite bug: {raw:?} is not a valid path: {e}"),
@@ -41,7 +41,7 @@ fn p(raw: &str) -> MemoryPath {
 }
 
 /// Unwraps a result the check needs, naming the step and the backend on failure.
-fn ok<T>(storage: &dyn Storage, what: &str, result: Result<T>) -> T {
+pub(super) fn ok<T>(storage: &dyn Storage, what: &str, result: Result<T>) -> T {
     match result {
         Ok(value) => value,
         Err(e) => panic!("{storage}: {what}: unexpected error: {e:?}"),
@@ -57,7 +57,11 @@ fn err<T: Debug>(storage: &dyn Storage, what: &str, result: Result<T>) -> Error 
 }
 
 /// Writes a file whatever is there, panicking on failure.
-async fn put(storage: &dyn Storage, path: &str, contents: impl Into<Vec<u8>>) -> Version {
+pub(super) async fn put(
+    storage: &dyn Storage,
+    path: &str,
+    contents: impl Into<Vec<u8>>,
+) -> Version {
     ok(
         storage,
         &format!("setup: overwrite {path}"),
