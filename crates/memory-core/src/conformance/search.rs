@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use super::Capabilities;
 use super::storage::{clear, ok, p, put};
-use crate::search::{QueryError, SearchHit, SearchQuery};
 use crate::Storage;
+use crate::search::{QueryError, SearchHit, SearchQuery};
 
 fn query(text: &str) -> SearchQuery {
     match SearchQuery::new(text) {
