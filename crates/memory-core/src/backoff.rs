@@ -5,17 +5,15 @@
 //! writer can lose every round until its retries run out. A short random pause that grows with
 //! each lost round (exponential backoff with full jitter) spreads the writers apart.
 //!
-//! The pause is timed by a short-lived thread rather than a runtime's timer, so the tool keeps
-//! working on any executor, and on a tokio runtime built without its time driver.
+//! The pause is timed by `futures-timer` (one shared timer thread for every pause) rather than
+//! a runtime's timer, so the tool keeps working on any executor, and on a tokio runtime built
+//! without its time driver.
 
 use std::collections::hash_map::RandomState;
-use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
+
+use futures_timer::Delay;
 
 /// The longest pause before any one retry.
 const MAX_PAUSE: Duration = Duration::from_millis(50);
@@ -27,7 +25,7 @@ const MAX_PAUSE: Duration = Duration::from_millis(50);
 pub(crate) async fn pause_before_retry(lost_rounds: u32) {
     let ceiling_micros = pause_ceiling(lost_rounds).as_micros() as u64;
     let micros = random_u64() % (ceiling_micros + 1);
-    Pause::new(Duration::from_micros(micros)).await;
+    pause(Duration::from_micros(micros)).await;
 }
 
 /// The longest pause after `lost_rounds` conflicts: 2 ms, 4 ms, 8 ms, ... up to 50 ms.
@@ -41,72 +39,19 @@ fn random_u64() -> u64 {
     RandomState::new().build_hasher().finish()
 }
 
-/// A future that becomes ready once `duration` has passed, woken by a helper thread.
-struct Pause {
-    duration: Duration,
-    shared: Option<Arc<Shared>>,
-}
-
-struct Shared {
-    done: AtomicBool,
-    waker: Mutex<Option<Waker>>,
-}
-
-impl Pause {
-    fn new(duration: Duration) -> Self {
-        Pause {
-            duration,
-            shared: None,
-        }
-    }
-}
-
-impl Future for Pause {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.duration.is_zero() {
-            return Poll::Ready(());
-        }
-        let duration = self.duration;
-        let shared = self.shared.get_or_insert_with(|| {
-            let shared = Arc::new(Shared {
-                done: AtomicBool::new(false),
-                waker: Mutex::new(None),
-            });
-            let for_thread = shared.clone();
-            let started = std::thread::Builder::new()
-                .name("memory-retry-pause".into())
-                .spawn(move || {
-                    std::thread::sleep(duration);
-                    for_thread.done.store(true, Ordering::Release);
-                    let waker = for_thread.waker.lock().ok().and_then(|mut w| w.take());
-                    if let Some(waker) = waker {
-                        waker.wake();
-                    }
-                });
-            if started.is_err() {
-                // No thread to time the pause: retry at once rather than fail the edit.
-                shared.done.store(true, Ordering::Release);
-            }
-            shared
-        });
-        if let Ok(mut waker) = shared.waker.lock() {
-            *waker = Some(cx.waker().clone());
-        }
-        // Checked after storing the waker, so a wake between the two is not lost.
-        if shared.done.load(Ordering::Acquire) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
+/// Waits `duration` on the shared timer; a zero pause does not touch the timer at all.
+async fn pause(duration: Duration) {
+    if !duration.is_zero() {
+        Delay::new(duration).await;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::task::{Context, Waker};
     use std::time::Instant;
+
+    use super::*;
 
     #[tokio::test]
     async fn a_pause_ends_and_stays_under_its_ceiling() {
@@ -123,8 +68,8 @@ mod tests {
         let started = Instant::now();
         let waker = Waker::noop();
         let mut cx = Context::from_waker(waker);
-        let mut pause = std::pin::pin!(Pause::new(Duration::from_millis(5)));
-        while pause.as_mut().poll(&mut cx).is_pending() {
+        let mut waiting = std::pin::pin!(pause(Duration::from_millis(5)));
+        while waiting.as_mut().poll(&mut cx).is_pending() {
             std::thread::sleep(Duration::from_millis(1));
         }
         assert!(started.elapsed() >= Duration::from_millis(5));

@@ -3,13 +3,11 @@
 //! encrypted; encryption over a text-only store is refused when composed.
 
 use std::error::Error as _;
-use std::fmt;
 use std::sync::Arc;
 
-use async_trait::async_trait;
+use memory_core::conformance::faults::Faulty;
 use memory_core::{
-    Capabilities, Entry, Error, FileMeta, InMemoryStorage, MemoryHandler, MemoryPath, MemoryTool,
-    Result, Storage, StoredFile, Version, WriteMode,
+    Capabilities, Error, InMemoryStorage, MemoryHandler, MemoryPath, MemoryTool, Storage, WriteMode,
 };
 use memory_encrypted::{
     Encrypted, EncryptionState, KEY_CHECK_PATH, Key, KeyCheckError, Keyring, RekeyOptions, probe,
@@ -393,92 +391,26 @@ async fn the_record_cannot_be_reached_through_the_wrapper() {
 }
 
 /// A store that holds UTF-8 text only, as a versioned memory store does.
-#[derive(Debug, Default)]
-struct TextOnly(InMemoryStorage);
-
-impl fmt::Display for TextOnly {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "TextOnly({})", self.0)
-    }
-}
-
-#[async_trait]
-#[deny(clippy::missing_trait_methods)]
-impl Storage for TextOnly {
-    async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
-        self.0.read(path).await
-    }
-    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
-        self.0.stat(path).await
-    }
-    async fn write(
-        &self,
-        path: &MemoryPath,
-        contents: Vec<u8>,
-        mode: WriteMode,
-    ) -> Result<Version> {
-        self.0.write(path, contents, mode).await
-    }
-    async fn delete(&self, path: &MemoryPath) -> Result<()> {
-        self.0.delete(path).await
-    }
-    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-        self.0.list(dir).await
-    }
-    async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
-        self.0.rename(from, to).await
-    }
-    async fn file_count(&self) -> Result<usize> {
-        self.0.file_count().await
-    }
-    async fn create_within(
-        &self,
-        path: &MemoryPath,
-        contents: Vec<u8>,
-        max_files: usize,
-    ) -> Result<Version> {
-        self.0.create_within(path, contents, max_files).await
-    }
-    async fn search(
-        &self,
-        query: &memory_core::search::SearchQuery,
-    ) -> Result<Vec<memory_core::search::SearchHit>> {
-        self.0.search(query).await
-    }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            binary_files: false,
-            ..Capabilities::FULL
-        }
-    }
-    async fn listing(&self, dir: &MemoryPath) -> Result<memory_core::Listing> {
-        self.0.listing(dir).await
-    }
-
-    async fn set_modified(
-        &self,
-        path: &MemoryPath,
-        modified: std::time::SystemTime,
-    ) -> Result<bool> {
-        self.0.set_modified(path, modified).await
-    }
+fn text_only() -> Faulty<InMemoryStorage> {
+    Faulty::new(InMemoryStorage::new()).with_capabilities(Capabilities {
+        binary_files: false,
+        ..Capabilities::FULL
+    })
 }
 
 #[tokio::test]
 async fn encryption_over_a_text_only_store_is_refused_when_composed() {
     let key = Key::generate().unwrap();
-    let e = Encrypted::try_new(TextOnly::default(), ring(&key)).unwrap_err();
+    let e = Encrypted::try_new(text_only(), ring(&key)).unwrap_err();
     assert!(
-        matches!(&e, KeyCheckError::TextOnlyStore { store } if store == "TextOnly(InMemory)"),
+        matches!(&e, KeyCheckError::TextOnlyStore { store } if store == "Faulty(InMemory)"),
         "{e:?}"
     );
     assert!(e.to_string().contains("holds only UTF-8 text"), "{e}");
-    let e = Encrypted::open(TextOnly::default(), ring(&key))
-        .await
-        .unwrap_err();
+    let e = Encrypted::open(text_only(), ring(&key)).await.unwrap_err();
     assert!(matches!(e, KeyCheckError::TextOnlyStore { .. }), "{e:?}");
     // Composed with `new` anyway: nothing reaches the inner store.
-    let lazy = Encrypted::new(TextOnly::default(), ring(&key));
+    let lazy = Encrypted::new(text_only(), ring(&key));
     let e = lazy
         .write(&p("/memories/a.md"), b"x".to_vec(), WriteMode::Create)
         .await
@@ -487,7 +419,7 @@ async fn encryption_over_a_text_only_store_is_refused_when_composed() {
         open_error(&e),
         KeyCheckError::TextOnlyStore { .. }
     ));
-    assert_eq!(lazy.inner().0.file_count().await.unwrap(), 0);
+    assert_eq!(lazy.inner().inner().file_count().await.unwrap(), 0);
 }
 
 #[tokio::test]

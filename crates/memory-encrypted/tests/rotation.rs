@@ -2,15 +2,10 @@
 //! everything, resumes after an interruption and never loses a concurrent edit.
 
 use std::error::Error as _;
-use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use memory_core::conformance::faults::Faulty;
-use memory_core::{
-    Entry, Error, FileMeta, InMemoryStorage, MemoryPath, Result, Storage, StoredFile, Version,
-    WriteMode,
-};
+use memory_core::{Error, InMemoryStorage, MemoryPath, Storage, WriteMode};
 use memory_encrypted::{
     Encrypted, EncryptionError, Key, KeyCheckError, KeyId, Keyring, RekeyOptions, RekeyOutcome,
 };
@@ -197,84 +192,25 @@ async fn rekey_retries_conflicts() {
 }
 
 /// Before the first compare-and-swap write it sees, another writer (with the old key only)
-/// replaces the file: exactly what a concurrent `str_replace` in another process would do.
-#[derive(Debug)]
-struct EditsFirst {
+/// replaces `edited` with `bytes`: exactly what a concurrent `str_replace` in another process
+/// would do.
+fn edits_first(
     inner: Arc<InMemoryStorage>,
-    pending: Mutex<Option<(MemoryPath, Vec<u8>)>>,
-}
-
-impl fmt::Display for EditsFirst {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "EditsFirst({})", self.inner)
-    }
-}
-
-#[async_trait]
-#[deny(clippy::missing_trait_methods)]
-impl Storage for EditsFirst {
-    async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
-        self.inner.read(path).await
-    }
-    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
-        self.inner.stat(path).await
-    }
-    async fn write(
-        &self,
-        path: &MemoryPath,
-        contents: Vec<u8>,
-        mode: WriteMode,
-    ) -> Result<Version> {
-        if matches!(mode, WriteMode::Update(_)) {
-            let edit = self.pending.lock().unwrap().take();
+    edited: MemoryPath,
+    bytes: Vec<u8>,
+) -> Faulty<Arc<InMemoryStorage>> {
+    let pending = Mutex::new(Some((edited, bytes)));
+    Faulty::new(inner).on_write(move |inner, path, contents, mode| {
+        let edit = matches!(mode, WriteMode::Update(_))
+            .then(|| pending.lock().unwrap().take())
+            .flatten();
+        Box::pin(async move {
             if let Some((edited, bytes)) = edit {
-                self.inner
-                    .write(&edited, bytes, WriteMode::Overwrite)
-                    .await?;
+                inner.write(&edited, bytes, WriteMode::Overwrite).await?;
             }
-        }
-        self.inner.write(path, contents, mode).await
-    }
-    async fn delete(&self, path: &MemoryPath) -> Result<()> {
-        self.inner.delete(path).await
-    }
-    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-        self.inner.list(dir).await
-    }
-    async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
-        self.inner.rename(from, to).await
-    }
-    async fn file_count(&self) -> Result<usize> {
-        self.inner.file_count().await
-    }
-    async fn create_within(
-        &self,
-        path: &MemoryPath,
-        contents: Vec<u8>,
-        max_files: usize,
-    ) -> Result<Version> {
-        self.inner.create_within(path, contents, max_files).await
-    }
-    async fn search(
-        &self,
-        query: &memory_core::search::SearchQuery,
-    ) -> Result<Vec<memory_core::search::SearchHit>> {
-        self.inner.search(query).await
-    }
-    fn capabilities(&self) -> memory_core::Capabilities {
-        self.inner.capabilities()
-    }
-    async fn listing(&self, dir: &MemoryPath) -> Result<memory_core::Listing> {
-        self.inner.listing(dir).await
-    }
-
-    async fn set_modified(
-        &self,
-        path: &MemoryPath,
-        modified: std::time::SystemTime,
-    ) -> Result<bool> {
-        self.inner.set_modified(path, modified).await
-    }
+            inner.write(path, contents, mode).await
+        })
+    })
 }
 
 #[tokio::test]
@@ -291,10 +227,7 @@ async fn rekey_never_loses_a_concurrent_edit() {
         .unwrap();
     let edit = scratch.read(&path).await.unwrap().contents;
 
-    let racing = EditsFirst {
-        inner: Arc::clone(&inner),
-        pending: Mutex::new(Some((path.clone(), edit))),
-    };
+    let racing = edits_first(Arc::clone(&inner), path.clone(), edit);
     let store = Encrypted::new(racing, Keyring::new(new.clone()).with_decryption_key(old));
     let report = store.rekey(|_| {}).await.unwrap();
     assert!(report.is_complete() && report.rekeyed == 1, "{report:?}");
@@ -391,86 +324,28 @@ async fn rekey_reports_unreadable_files_and_can_adopt_plaintext() {
 }
 
 /// Right after the first create-if-absent write it sees (a rename's copy), another writer
-/// edits a file: the edit a concurrent `str_replace` would make to the rename's source.
-#[derive(Debug)]
-struct EditsAfterCopy {
+/// replaces `edited` with `bytes`: the edit a concurrent `str_replace` would make to the
+/// rename's source.
+fn edits_after_copy(
     inner: Arc<InMemoryStorage>,
-    pending: Mutex<Option<(MemoryPath, Vec<u8>)>>,
-}
-
-impl fmt::Display for EditsAfterCopy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "EditsAfterCopy({})", self.inner)
-    }
-}
-
-#[async_trait]
-#[deny(clippy::missing_trait_methods)]
-impl Storage for EditsAfterCopy {
-    async fn read(&self, path: &MemoryPath) -> Result<StoredFile> {
-        self.inner.read(path).await
-    }
-    async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
-        self.inner.stat(path).await
-    }
-    async fn write(
-        &self,
-        path: &MemoryPath,
-        contents: Vec<u8>,
-        mode: WriteMode,
-    ) -> Result<Version> {
+    edited: MemoryPath,
+    bytes: Vec<u8>,
+) -> Faulty<Arc<InMemoryStorage>> {
+    let pending = Arc::new(Mutex::new(Some((edited, bytes))));
+    Faulty::new(inner).on_write(move |inner, path, contents, mode| {
         let create = matches!(mode, WriteMode::Create);
-        let version = self.inner.write(path, contents, mode).await?;
-        if create {
-            let edit = self.pending.lock().unwrap().take();
-            if let Some((edited, bytes)) = edit {
-                self.inner
-                    .write(&edited, bytes, WriteMode::Overwrite)
-                    .await?;
+        let pending = Arc::clone(&pending);
+        Box::pin(async move {
+            let version = inner.write(path, contents, mode).await?;
+            if create {
+                let edit = pending.lock().unwrap().take();
+                if let Some((edited, bytes)) = edit {
+                    inner.write(&edited, bytes, WriteMode::Overwrite).await?;
+                }
             }
-        }
-        Ok(version)
-    }
-    async fn delete(&self, path: &MemoryPath) -> Result<()> {
-        self.inner.delete(path).await
-    }
-    async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-        self.inner.list(dir).await
-    }
-    async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
-        self.inner.rename(from, to).await
-    }
-    async fn file_count(&self) -> Result<usize> {
-        self.inner.file_count().await
-    }
-    async fn create_within(
-        &self,
-        path: &MemoryPath,
-        contents: Vec<u8>,
-        max_files: usize,
-    ) -> Result<Version> {
-        self.inner.create_within(path, contents, max_files).await
-    }
-    async fn search(
-        &self,
-        query: &memory_core::search::SearchQuery,
-    ) -> Result<Vec<memory_core::search::SearchHit>> {
-        self.inner.search(query).await
-    }
-    fn capabilities(&self) -> memory_core::Capabilities {
-        self.inner.capabilities()
-    }
-    async fn listing(&self, dir: &MemoryPath) -> Result<memory_core::Listing> {
-        self.inner.listing(dir).await
-    }
-
-    async fn set_modified(
-        &self,
-        path: &MemoryPath,
-        modified: std::time::SystemTime,
-    ) -> Result<bool> {
-        self.inner.set_modified(path, modified).await
-    }
+            Ok(version)
+        })
+    })
 }
 
 #[tokio::test]
@@ -495,10 +370,7 @@ async fn rename_never_loses_an_edit_made_to_the_source_while_it_copies() {
     let edit = scratch.read(&from).await.unwrap().contents;
 
     let store = Encrypted::new(
-        EditsAfterCopy {
-            inner: Arc::clone(&inner),
-            pending: Mutex::new(Some((from.clone(), edit))),
-        },
+        edits_after_copy(Arc::clone(&inner), from.clone(), edit),
         Keyring::new(key),
     );
     store

@@ -121,49 +121,16 @@ impl<S: Storage> Tool for SearchTool<S> {
 mod tests {
     use std::sync::Arc;
 
-    use memory_core::{
-        Entry, FileMeta, InMemoryStorage, MemoryHandler, MemoryPath, MemoryTool, Result,
-        StoredFile, Version, WriteMode,
-    };
+    use memory_core::conformance::faults::{FAKE_HOST_PATH, FAULTY_BACKEND, Faulty};
+    use memory_core::{InMemoryStorage, MemoryHandler, MemoryTool};
 
     use super::*;
 
-    const HOST_PATH: &str = "/var/secret/host/path";
-
     /// A store whose every call fails with a host path in the detail.
-    #[derive(Debug)]
-    struct Broken;
-
-    impl fmt::Display for Broken {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("Broken")
-        }
-    }
-
-    fn broken<T>() -> Result<T> {
-        Err(Error::backend(
-            "Broken",
-            format!("I/O error at {HOST_PATH}"),
-        ))
-    }
-
-    #[async_trait]
-    impl Storage for Broken {
-        async fn read(&self, _: &MemoryPath) -> Result<StoredFile> {
-            broken()
-        }
-        async fn stat(&self, _: &MemoryPath) -> Result<Option<Entry>> {
-            broken()
-        }
-        async fn write(&self, _: &MemoryPath, _: Vec<u8>, _: WriteMode) -> Result<Version> {
-            broken()
-        }
-        async fn delete(&self, _: &MemoryPath) -> Result<()> {
-            broken()
-        }
-        async fn list(&self, _: &MemoryPath) -> Result<Vec<FileMeta>> {
-            broken()
-        }
+    fn broken() -> Faulty<InMemoryStorage> {
+        let store = Faulty::new(InMemoryStorage::new());
+        store.fail_after(0);
+        store
     }
 
     #[tokio::test]
@@ -211,7 +178,7 @@ mod tests {
             assert!(out.is_error, "{input}");
             assert!(out.text().unwrap().starts_with("Error: "), "{input}");
         }
-        let out = SearchTool::new(Broken).call(&json!({"query": "x"})).await;
+        let out = SearchTool::new(broken()).call(&json!({"query": "x"})).await;
         assert!(out.is_error);
         let text = out.text().unwrap();
         assert!(
@@ -219,7 +186,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            !text.contains(HOST_PATH) && !text.contains("Broken"),
+            !text.contains(FAKE_HOST_PATH) && !text.contains(FAULTY_BACKEND),
             "{text}"
         );
     }

@@ -8,8 +8,10 @@
 //!   [`storage::run_all`] to run them all on an empty store.
 //! - [`commands`]: the six commands through `MemoryTool`, against golden outputs.
 //! - [`search`]: one check per behaviour of `Storage::search`, run by [`storage::run_all`].
-//! - [`faults`]: [`faults::Faulty`], a wrapper that injects failures and conflicts, and
-//!   [`faults::Recording`], a wrapper that records every call.
+//! - [`faults`]: [`faults::Faulty`], a wrapper that injects failures and conflicts and runs
+//!   hooks in place of methods, and [`faults::Recording`], a wrapper that records every call.
+//! - [`ProvidedDefaults`]: a wrapper that forwards the six base methods only, so every
+//!   provided method of the trait runs.
 //! - [`reopen`]: checks that open one store more than once (a read-only open changes
 //!   nothing; separate opens keep the file limit and lose no edit), for backends that describe
 //!   how to reopen their store ([`reopen::Reopen`]).
@@ -21,6 +23,7 @@
 pub mod commands;
 pub mod faults;
 pub mod notes;
+mod provided;
 pub mod processes;
 pub mod reopen;
 pub mod search;
@@ -29,6 +32,8 @@ pub mod storage;
 use std::sync::Arc;
 
 use crate::Storage;
+
+pub use provided::ProvidedDefaults;
 
 /// Moved to [`memory_core::Capabilities`](crate::Capabilities); re-exported here for the
 /// tests written against the old place.

@@ -8,39 +8,15 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::Capabilities;
-use super::storage::clear;
+use super::storage::{clear, ok, p, put};
+use crate::Storage;
 use crate::search::{QueryError, SearchHit, SearchQuery};
-use crate::{MemoryPath, Result, Storage, WriteMode};
-
-fn p(raw: &str) -> MemoryPath {
-    match MemoryPath::parse(raw) {
-        Ok(path) => path,
-        Err(e) => panic!("conformance suite bug: {raw:?} is not a valid path: {e}"),
-    }
-}
-
-fn ok<T>(storage: &dyn Storage, what: &str, result: Result<T>) -> T {
-    match result {
-        Ok(value) => value,
-        Err(e) => panic!("{storage}: {what}: unexpected error: {e:?}"),
-    }
-}
 
 fn query(text: &str) -> SearchQuery {
     match SearchQuery::new(text) {
         Ok(q) => q,
         Err(e) => panic!("conformance suite bug: {text:?} does not parse: {e}"),
     }
-}
-
-async fn put(storage: &dyn Storage, path: &str, contents: impl Into<Vec<u8>>) {
-    ok(
-        storage,
-        &format!("setup: overwrite {path}"),
-        storage
-            .write(&p(path), contents.into(), WriteMode::Overwrite)
-            .await,
-    );
 }
 
 async fn run(storage: &dyn Storage, q: &SearchQuery) -> Vec<SearchHit> {
@@ -582,7 +558,9 @@ pub async fn run_all_with(storage: Arc<dyn Storage>, caps: Capabilities) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{InMemoryStorage, Prefixed, ReadOnly};
+    use crate::conformance::ProvidedDefaults;
+    use crate::conformance::faults::Faulty;
+    use crate::{InMemoryStorage, Prefixed, ReadOnly, WriteMode};
 
     #[tokio::test]
     async fn in_memory_search_conforms() {
@@ -592,37 +570,7 @@ mod tests {
     /// The provided scan conforms too (through `Box`, which forwards).
     #[tokio::test]
     async fn provided_scan_conforms() {
-        #[derive(Debug, Default)]
-        struct Scan(InMemoryStorage);
-        impl std::fmt::Display for Scan {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "Scan({})", self.0)
-            }
-        }
-        #[async_trait::async_trait]
-        impl Storage for Scan {
-            async fn read(&self, path: &MemoryPath) -> Result<crate::StoredFile> {
-                self.0.read(path).await
-            }
-            async fn stat(&self, path: &MemoryPath) -> Result<Option<crate::Entry>> {
-                self.0.stat(path).await
-            }
-            async fn write(
-                &self,
-                path: &MemoryPath,
-                contents: Vec<u8>,
-                mode: WriteMode,
-            ) -> Result<crate::Version> {
-                self.0.write(path, contents, mode).await
-            }
-            async fn delete(&self, path: &MemoryPath) -> Result<()> {
-                self.0.delete(path).await
-            }
-            async fn list(&self, dir: &MemoryPath) -> Result<Vec<crate::FileMeta>> {
-                self.0.list(dir).await
-            }
-        }
-        let boxed: Box<dyn Storage> = Box::new(Scan::default());
+        let boxed: Box<dyn Storage> = Box::new(ProvidedDefaults::new(InMemoryStorage::new()));
         run_all(Arc::new(boxed)).await;
     }
 
@@ -657,46 +605,18 @@ mod tests {
     #[tokio::test]
     #[should_panic(expected = "hidden names and node_modules are not searched")]
     async fn suite_catches_a_search_that_finds_hidden_files() {
-        #[derive(Debug, Default)]
-        struct SeesHidden(InMemoryStorage);
-        impl std::fmt::Display for SeesHidden {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "SeesHidden")
-            }
-        }
-        #[async_trait::async_trait]
-        impl Storage for SeesHidden {
-            async fn read(&self, path: &MemoryPath) -> Result<crate::StoredFile> {
-                self.0.read(path).await
-            }
-            async fn stat(&self, path: &MemoryPath) -> Result<Option<crate::Entry>> {
-                self.0.stat(path).await
-            }
-            async fn write(
-                &self,
-                path: &MemoryPath,
-                contents: Vec<u8>,
-                mode: WriteMode,
-            ) -> Result<crate::Version> {
-                self.0.write(path, contents, mode).await
-            }
-            async fn delete(&self, path: &MemoryPath) -> Result<()> {
-                self.0.delete(path).await
-            }
-            async fn list(&self, dir: &MemoryPath) -> Result<Vec<crate::FileMeta>> {
-                self.0.list(dir).await
-            }
-            async fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let sees_hidden = Faulty::new(InMemoryStorage::new()).on_search(|inner, q| {
+            Box::pin(async move {
                 // Every matching file, hidden ones included.
                 let mut hits = Vec::new();
-                for meta in self.0.list(q.under()).await? {
-                    let text = String::from_utf8(self.0.read(&meta.path).await?.contents)
+                for meta in inner.list(q.under()).await? {
+                    let text = String::from_utf8(inner.read(&meta.path).await?.contents)
                         .unwrap_or_default();
                     hits.extend(SearchHit::from_text(meta.path, 1.0, &text, q.parsed()));
                 }
                 Ok(hits)
-            }
-        }
-        hidden_and_node_modules_skipped(&SeesHidden::default()).await;
+            })
+        });
+        hidden_and_node_modules_skipped(&sees_hidden).await;
     }
 }

@@ -33,7 +33,7 @@ use super::Capabilities;
 use crate::{Entry, Error, FileMeta, MemoryPath, Result, Storage, Version, WriteMode};
 
 /// Parses a path the suite knows to be valid.
-fn p(raw: &str) -> MemoryPath {
+pub(super) fn p(raw: &str) -> MemoryPath {
     match MemoryPath::parse(raw) {
         Ok(path) => path,
         Err(e) => panic!("conformance suite bug: {raw:?} is not a valid path: {e}"),
@@ -41,7 +41,7 @@ fn p(raw: &str) -> MemoryPath {
 }
 
 /// Unwraps a result the check needs, naming the step and the backend on failure.
-fn ok<T>(storage: &dyn Storage, what: &str, result: Result<T>) -> T {
+pub(super) fn ok<T>(storage: &dyn Storage, what: &str, result: Result<T>) -> T {
     match result {
         Ok(value) => value,
         Err(e) => panic!("{storage}: {what}: unexpected error: {e:?}"),
@@ -57,7 +57,11 @@ fn err<T: Debug>(storage: &dyn Storage, what: &str, result: Result<T>) -> Error 
 }
 
 /// Writes a file whatever is there, panicking on failure.
-async fn put(storage: &dyn Storage, path: &str, contents: impl Into<Vec<u8>>) -> Version {
+pub(super) async fn put(
+    storage: &dyn Storage,
+    path: &str,
+    contents: impl Into<Vec<u8>>,
+) -> Version {
     ok(
         storage,
         &format!("setup: overwrite {path}"),
@@ -266,6 +270,8 @@ pub async fn run_all_with(storage: Arc<dyn Storage>, caps: Capabilities) {
 mod tests {
     use super::*;
     use crate::InMemoryStorage;
+    use crate::conformance::ProvidedDefaults;
+    use crate::conformance::faults::Faulty;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn conformance_in_memory_multi_thread() {
@@ -277,156 +283,47 @@ mod tests {
         run_all(Arc::new(InMemoryStorage::new())).await;
     }
 
-    /// Forwards everything but `rename` (and `capabilities`), so the trait's provided rename
-    /// (copy then delete) runs; it must conform too. With `sloppy`, it breaks compare-and-swap and create-if-absent
-    /// (both become plain overwrites), which the suite must catch.
-    #[derive(Debug, Default)]
-    struct DefaultRename {
-        inner: InMemoryStorage,
-        sloppy: bool,
+    /// The trait's provided rename (copy then delete) over the in-memory store's other
+    /// methods: it must conform too.
+    fn provided_rename() -> Faulty<InMemoryStorage> {
+        Faulty::new(InMemoryStorage::new())
+            .on_rename(|inner, from, to| Box::pin(crate::copy_then_delete(inner, from, to)))
     }
 
-    impl std::fmt::Display for DefaultRename {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "DefaultRename({})", self.inner)
-        }
-    }
-
-    #[async_trait::async_trait]
-    impl Storage for DefaultRename {
-        async fn read(&self, path: &MemoryPath) -> Result<crate::StoredFile> {
-            self.inner.read(path).await
-        }
-        async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
-            self.inner.stat(path).await
-        }
-        async fn write(
-            &self,
-            path: &MemoryPath,
-            contents: Vec<u8>,
-            mode: WriteMode,
-        ) -> Result<Version> {
-            let mode = if self.sloppy {
-                WriteMode::Overwrite
-            } else {
-                mode
-            };
-            self.inner.write(path, contents, mode).await
-        }
-        async fn delete(&self, path: &MemoryPath) -> Result<()> {
-            self.inner.delete(path).await
-        }
-        async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-            self.inner.list(dir).await
-        }
-        async fn file_count(&self) -> Result<usize> {
-            self.inner.file_count().await
-        }
-        async fn create_within(
-            &self,
-            path: &MemoryPath,
-            contents: Vec<u8>,
-            max_files: usize,
-        ) -> Result<Version> {
-            self.inner.create_within(path, contents, max_files).await
-        }
-    }
-
-    /// Forwards the six base methods only, so the provided `file_count` (a listing) and
-    /// `create_within` (count, then create) run.
-    #[derive(Debug, Default)]
-    struct ProvidedCounts(InMemoryStorage);
-
-    impl std::fmt::Display for ProvidedCounts {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "ProvidedCounts({})", self.0)
-        }
-    }
-
-    #[async_trait::async_trait]
-    impl Storage for ProvidedCounts {
-        async fn read(&self, path: &MemoryPath) -> Result<crate::StoredFile> {
-            self.0.read(path).await
-        }
-        async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
-            self.0.stat(path).await
-        }
-        async fn write(
-            &self,
-            path: &MemoryPath,
-            contents: Vec<u8>,
-            mode: WriteMode,
-        ) -> Result<Version> {
-            self.0.write(path, contents, mode).await
-        }
-        async fn delete(&self, path: &MemoryPath) -> Result<()> {
-            self.0.delete(path).await
-        }
-        async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-            self.0.list(dir).await
-        }
-        async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
-            self.0.rename(from, to).await
-        }
+    /// A store that breaks compare-and-swap and create-if-absent (both become plain
+    /// overwrites), which the suite must catch.
+    fn sloppy() -> Faulty<InMemoryStorage> {
+        Faulty::new(InMemoryStorage::new()).on_write(|inner, path, contents, _mode| {
+            inner.write(path, contents, WriteMode::Overwrite)
+        })
     }
 
     /// The provided methods are right for one writer (racing creates need an override).
     #[tokio::test]
     async fn provided_file_count_and_create_within_for_one_writer() {
-        let storage = ProvidedCounts::default();
+        let storage = ProvidedDefaults::new(InMemoryStorage::new());
         file_count_counts_every_file(&storage).await;
         clear(&storage).await;
         create_within_limit(&storage).await;
+        clear(&storage).await;
+        // The provided listing and set_modified too (the rename test's store has the
+        // in-memory store's own).
+        listing_matches_list(&storage).await;
+        clear(&storage).await;
+        set_modified_is_reported(&storage).await;
     }
 
     /// The provided `create_within` (count, then create) with a pause between the two steps,
-    /// as any backend that awaits I/O between them has.
-    #[derive(Debug, Default)]
-    struct CountThenCreate(ProvidedCounts);
-
-    impl std::fmt::Display for CountThenCreate {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "CountThenCreate({})", self.0)
-        }
-    }
-
-    #[async_trait::async_trait]
-    impl Storage for CountThenCreate {
-        async fn read(&self, path: &MemoryPath) -> Result<crate::StoredFile> {
-            self.0.read(path).await
-        }
-        async fn stat(&self, path: &MemoryPath) -> Result<Option<Entry>> {
-            self.0.stat(path).await
-        }
-        async fn write(
-            &self,
-            path: &MemoryPath,
-            contents: Vec<u8>,
-            mode: WriteMode,
-        ) -> Result<Version> {
-            self.0.write(path, contents, mode).await
-        }
-        async fn delete(&self, path: &MemoryPath) -> Result<()> {
-            self.0.delete(path).await
-        }
-        async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
-            self.0.list(dir).await
-        }
-        async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
-            self.0.rename(from, to).await
-        }
-        async fn create_within(
-            &self,
-            path: &MemoryPath,
-            contents: Vec<u8>,
-            max_files: usize,
-        ) -> Result<Version> {
-            if self.file_count().await? >= max_files {
-                return Err(Error::StoreFull { max_files });
-            }
-            tokio::task::yield_now().await;
-            self.write(path, contents, WriteMode::Create).await
-        }
+    /// as any backend that awaits I/O between them has: the write yields once first.
+    fn count_then_create() -> Arc<dyn Storage> {
+        let yields_then_writes =
+            Faulty::new(InMemoryStorage::new()).on_write(|inner, path, contents, mode| {
+                Box::pin(async move {
+                    tokio::task::yield_now().await;
+                    inner.write(path, contents, mode).await
+                })
+            });
+        Arc::new(ProvidedDefaults::new(yields_then_writes))
     }
 
     /// A `create_within` that is not one step passes every single-task check, so the races
@@ -434,38 +331,30 @@ mod tests {
     #[tokio::test]
     #[should_panic(expected = "exactly one succeeds")]
     async fn suite_catches_a_create_within_that_is_not_atomic_on_one_thread() {
-        create_within_race_at_limit(Arc::new(CountThenCreate::default())).await;
+        create_within_race_at_limit(count_then_create()).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[should_panic(expected = "exactly one succeeds")]
     async fn suite_catches_a_create_within_that_is_not_atomic() {
-        create_within_race_at_limit(Arc::new(CountThenCreate::default())).await;
+        create_within_race_at_limit(count_then_create()).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn conformance_provided_rename() {
-        run_all(Arc::new(DefaultRename::default())).await;
+        run_all(Arc::new(provided_rename())).await;
     }
 
     #[tokio::test]
-    #[should_panic(expected = "DefaultRename(InMemory): create over a file: expected an error")]
+    #[should_panic(expected = "Faulty(InMemory): create over a file: expected an error")]
     async fn suite_catches_create_that_overwrites() {
-        let storage = DefaultRename {
-            sloppy: true,
-            ..Default::default()
-        };
-        write_create(&storage).await;
+        write_create(&sloppy()).await;
     }
 
     #[tokio::test]
     #[should_panic(expected = "loses no update")]
     async fn suite_catches_lost_updates() {
-        let storage = Arc::new(DefaultRename {
-            sloppy: true,
-            ..Default::default()
-        });
-        concurrent_updates_lose_nothing(storage).await;
+        concurrent_updates_lose_nothing(Arc::new(sloppy())).await;
     }
 
     #[tokio::test]
