@@ -307,26 +307,6 @@ pub(crate) fn finish_options(
         })
 }
 
-/// The path after `scheme:`; `scheme:///abs` and `scheme://` + `/abs` give `/abs`.
-#[cfg(feature = "stores")]
-pub(crate) fn path_part(
-    url: &StoreUrl,
-    rest: &str,
-    form: &'static str,
-) -> Result<PathBuf, OpenError> {
-    let path = match rest.strip_prefix("//") {
-        Some(abs) if abs.starts_with('/') => abs,
-        _ => rest,
-    };
-    if path.is_empty() {
-        return Err(OpenError::Unavailable {
-            url: url.to_string(),
-            reason: format!("the URL names no path; write it as {form}"),
-        });
-    }
-    Ok(PathBuf::from(path))
-}
-
 /// What follows the scheme's `:` in `base` (the whole of it for a plain path).
 pub(crate) fn after_scheme(base: &str) -> &str {
     match crate::url::scheme_of(base) {

@@ -596,9 +596,7 @@ pub async fn open_versioned_store(
     if !url.scheme().is_versioned_store() {
         return Err(OpenError::Unavailable {
             url: url.to_string(),
-            reason: "this needs one versioned memory store: store+sqlite:PATH#ID, \
-                     store+http(s)://HOST#ID or store+postgres://...#ID"
-                .to_owned(),
+            reason: memory_mounts::VersionedStoreUrlError::NotAStoreUrl.to_string(),
         });
     }
     crate::stores::open_store(&url, options).await
