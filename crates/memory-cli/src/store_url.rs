@@ -150,16 +150,23 @@ fn with_key_hint(e: OpenError) -> OpenError {
     match e {
         OpenError::Encrypted { url, key_id } => OpenError::Unavailable {
             url,
-            reason: format!(
-                "the store is encrypted{}: pass its key with --encryption-key-file (or \
-                 MEMORY_ENCRYPTION_KEY_FILE)",
-                key_id
-                    .map(|id| format!(" under key {id}"))
-                    .unwrap_or_default()
-            ),
+            source: Box::new(KeyNeeded { key_id }),
         },
         other => other,
     }
+}
+
+/// An encrypted store given no key: the program's options that pass it (the source of the
+/// [`OpenError::Unavailable`] [`open`] gives for it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the store is encrypted{}: pass its key with --encryption-key-file (or \
+     MEMORY_ENCRYPTION_KEY_FILE)",
+    key_id.as_deref().map(|id| format!(" under key {id}")).unwrap_or_default()
+)]
+pub struct KeyNeeded {
+    /// The key the store names, when it could be read.
+    pub key_id: Option<String>,
 }
 
 /// An encrypted store is opened with its key or not at all: with a key, the envelope's key

@@ -47,7 +47,7 @@ use std::sync::Arc;
 
 use memory_core::Storage;
 
-pub use crate::options::{BoxError, OpenError, OpenOptions};
+pub use crate::options::{BoxError, OpenError, OpenOptions, Refusal};
 use crate::options::{after_scheme, finish_options, split_options};
 pub use crate::url::{Scheme, StoreUrl, StoreUrlError, compiled_schemes};
 
@@ -297,14 +297,11 @@ async fn encrypt(
     }
     let key_error = |path: &Path, e: KeyError| OpenError::KeyFile {
         path: path.to_owned(),
-        reason: e.to_string(),
+        source: Box::new(e),
     };
     let mut keyring = match (&options.keyring, &options.encryption_key_file) {
         (Some(_), Some(_)) => {
-            return Err(OpenError::Unavailable {
-                url: url.to_string(),
-                reason: "both a keyring and an encryption key file were given; give one".to_owned(),
-            });
+            return Err(OpenError::unavailable(url, Refusal::KeyringAndKeyFile));
         }
         (Some(ring), None) => ring.clone(),
         (None, Some(file)) => {
@@ -336,12 +333,7 @@ async fn encrypt(
         refuse_encrypted_without_key(&*store, url, options).await?;
         return Ok(store);
     }
-    Err(OpenError::Unavailable {
-        url: url.to_string(),
-        reason: "this build was compiled without feature `encrypted` (encryption was asked \
-                 for with a key file)"
-            .to_owned(),
-    })
+    Err(OpenError::unavailable(url, Refusal::EncryptionNotCompiled))
 }
 
 /// Opens one mount of `memory run --mount [NAME=]URL[:ro]`: any store URL, mounted at
@@ -397,12 +389,7 @@ pub async fn open_mount(
         }
         _ => {
             let Some(name) = spec.name.clone() else {
-                return Err(OpenError::Unavailable {
-                    url: url.to_string(),
-                    reason: "only a versioned memory store (store+…) names its own folder; \
-                             write the mount as NAME=URL[:ro]"
-                        .to_owned(),
-                });
+                return Err(OpenError::unavailable(&url, Refusal::MountNeedsName));
             };
             let storage = open_url(&url, options).await?;
             Ok(Mount::new(name, storage, spec.access))
@@ -435,10 +422,10 @@ pub async fn open_versioned_store(
         source,
     })?;
     if !url.scheme().is_versioned_store() {
-        return Err(OpenError::Unavailable {
-            url: url.to_string(),
-            reason: memory_mounts::VersionedStoreUrlError::NotAStoreUrl.to_string(),
-        });
+        return Err(OpenError::unavailable(
+            &url,
+            memory_mounts::VersionedStoreUrlError::NotAStoreUrl,
+        ));
     }
     crate::stores::open_store(&url, options).await
 }

@@ -40,7 +40,7 @@ mod imp {
     };
 
     use super::STORE_API_KEY_VAR;
-    use crate::options::{OpenError, OpenOptions};
+    use crate::options::{OpenError, OpenOptions, Refusal};
     use crate::url::StoreUrl;
 
     /// Opens a `store+` URL's store and fetches it (so a wrong id, key or server stops here).
@@ -54,12 +54,10 @@ mod imp {
             source: source.into(),
         };
         if options.wants_encryption() {
-            return Err(OpenError::Unavailable {
-                url: url.to_string(),
-                reason: "a versioned memory store holds text, so it cannot be encrypted by the \
-                         envelope; drop the encryption key file for this store"
-                    .to_owned(),
-            });
+            return Err(OpenError::unavailable(
+                url,
+                Refusal::VersionedStoreEncrypted,
+            ));
         }
         let parsed = VersionedStoreUrl::from_url(url.as_str(), options.store_options.clone())
             .map_err(|e| match e {
@@ -67,10 +65,7 @@ mod imp {
                     url: url.to_string(),
                     source,
                 },
-                other => OpenError::Unavailable {
-                    url: url.to_string(),
-                    reason: other.to_string(),
-                },
+                other => OpenError::unavailable(url, other),
             })?;
         let session = options
             .session_id
@@ -79,25 +74,20 @@ mod imp {
         // One rule for every kind of store, checked before anything is opened (the engine and
         // the HTTP client check it too).
         if !Actor::is_valid_session_id(&session) {
-            return Err(OpenError::Unavailable {
-                url: url.to_string(),
-                reason: format!(
-                    "the session id {session:?} must be 1 to 64 characters from [0-9A-Za-z_-]"
-                ),
-            });
+            return Err(OpenError::unavailable(
+                url,
+                Refusal::InvalidSessionId { session },
+            ));
         }
         let (location, store_id) = parsed.into_parts();
         let storage = match location {
             StoreLocation::Sqlite { path: db } => {
                 // Opening would create an empty database: a missing file is a mistake to report.
                 if !tokio::fs::try_exists(&db).await.unwrap_or(false) {
-                    return Err(OpenError::Unavailable {
-                        url: url.to_string(),
-                        reason: format!(
-                            "there is no memory-stores database at {} (create stores with `memory serve` or the memory-store crate)",
-                            db.display()
-                        ),
-                    });
+                    return Err(OpenError::unavailable(
+                        url,
+                        Refusal::NoStoresDatabase { path: db },
+                    ));
                 }
                 // Read-only (a dream's source): no table created or migrated, no file added.
                 let engine = if options.read_only {

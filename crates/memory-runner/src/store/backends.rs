@@ -6,10 +6,7 @@ use super::*;
 pub(super) fn memory(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn Storage>, OpenError> {
     let (base, store_options) = split_options(url, url.as_str(), options)?;
     if !matches!(after_scheme(&base), "" | "//") {
-        return Err(OpenError::Unavailable {
-            url: url.to_string(),
-            reason: "`mem:` takes nothing after the colon".to_owned(),
-        });
+        return Err(OpenError::unavailable(url, Refusal::MemoryTakesNothing));
     }
     finish_options(url, store_options, &[])?;
     Ok(Arc::new(memory_core::InMemoryStorage::new()))
