@@ -203,7 +203,7 @@ pub async fn check(url: &StoreUrl, store: &dyn Storage) -> Result<(), OpenError>
         let probe =
             MemoryPath::parse("/memories/.memory-open-check").map_err(|e| OpenError::Backend {
                 url: url.to_string(),
-                source: memory_core::Error::backend("s3", e.to_string()),
+                source: memory_core::Error::backend("s3", e),
             })?;
         store
             .stat(&probe)

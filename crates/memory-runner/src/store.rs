@@ -260,7 +260,7 @@ async fn refuse_encrypted_without_key(
     #[cfg(not(feature = "encrypted"))]
     let key_id = {
         let record = memory_core::MemoryPath::parse(KEY_CHECK_PATH)
-            .map_err(|e| failed(memory_core::Error::backend("key check", e.to_string())))?;
+            .map_err(|e| failed(memory_core::Error::backend("key check", e)))?;
         store.stat(&record).await.map_err(failed)?.map(|_| None)
     };
     match key_id {
