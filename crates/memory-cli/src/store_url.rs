@@ -67,18 +67,19 @@ pub fn expand_home(raw: &str) -> Result<String, String> {
 /// [`expand_home`] with the home directory given (`None`: there is none); `None` when the
 /// path needs a home directory and `home` is none (or not Unicode).
 fn expand_home_with(raw: &str, home: Option<&std::path::Path>) -> Option<String> {
-    let (head, path) = match raw.split_once(':') {
-        Some((word, rest))
-            if ["file", "sqlite", "store+sqlite"]
-                .iter()
-                .any(|s| word.eq_ignore_ascii_case(s)) =>
-        {
-            (&raw[..=word.len()], rest)
-        }
-        // Another scheme (`s3:`, `mem:`, `postgres:`...) holds no local path.
-        Some((word, _)) if is_scheme_word(word) => return Some(raw.to_owned()),
-        _ => ("", raw),
+    // memory-runner reads the scheme; a string that is no store URL is refused when parsed.
+    let Ok(url) = raw.parse::<StoreUrl>() else {
+        return Some(raw.to_owned());
     };
+    // Only these hold a local path (`s3:`, `mem:`, `postgres:`... do not).
+    if !matches!(
+        url.scheme(),
+        Scheme::Dir | Scheme::Sqlite | Scheme::StoreSqlite
+    ) {
+        return Some(raw.to_owned());
+    }
+    let path = url.after_scheme();
+    let head = &raw[..raw.len() - path.len()];
     let Some(after) = path.strip_prefix('~') else {
         return Some(raw.to_owned());
     };
@@ -100,33 +101,17 @@ fn expand_home_with(raw: &str, home: Option<&std::path::Path>) -> Option<String>
     Some(format!("{head}{home}{after}"))
 }
 
-/// Whether `word` (the text before a URL's first `:`) is read as a scheme: an ASCII letter,
-/// then at least one more letter, digit, `+`, `-` or `.` (memory-runner's rule; a one-letter
-/// drive `C:` is part of a path).
-fn is_scheme_word(word: &str) -> bool {
-    let mut chars = word.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && word.len() >= 2
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-}
-
 /// The file or directory a local store (`PATH`, `file:PATH`, `sqlite:PATH`) lives at, for the
 /// program's own checks (a read-only command never creates a store); `None` for the others.
+/// The path is the backend's reading of the URL (memory-fs's, memory-sqlite's).
 pub fn local_path(url: &StoreUrl) -> Option<PathBuf> {
-    if !matches!(url.scheme(), Scheme::Dir | Scheme::Sqlite) {
-        return None;
+    match url.scheme() {
+        #[cfg(feature = "fs")]
+        Scheme::Dir => memory_fs::fs_url_path(url.without_options()).ok(),
+        #[cfg(feature = "sqlite")]
+        Scheme::Sqlite => memory_sqlite::sqlite_url_path(url.without_options()).ok(),
+        _ => None,
     }
-    let base = url.without_options();
-    let rest = match base.split_once(':') {
-        // A scheme word (two or more characters); a one-letter drive (`C:`) is part of a path.
-        Some((word, rest)) if word.len() >= 2 && !word.contains(['/', '\\', '.']) => rest,
-        _ => base,
-    };
-    let path = match rest.strip_prefix("//") {
-        Some(abs) if abs.starts_with('/') => abs,
-        _ => rest,
-    };
-    (!path.is_empty()).then(|| PathBuf::from(path))
 }
 
 /// Opens the store `url` names, wrapped as `options` say.
@@ -165,16 +150,23 @@ fn with_key_hint(e: OpenError) -> OpenError {
     match e {
         OpenError::Encrypted { url, key_id } => OpenError::Unavailable {
             url,
-            reason: format!(
-                "the store is encrypted{}: pass its key with --encryption-key-file (or \
-                 MEMORY_ENCRYPTION_KEY_FILE)",
-                key_id
-                    .map(|id| format!(" under key {id}"))
-                    .unwrap_or_default()
-            ),
+            source: Box::new(KeyNeeded { key_id }),
         },
         other => other,
     }
+}
+
+/// An encrypted store given no key: the program's options that pass it (the source of the
+/// [`OpenError::Unavailable`] [`open`] gives for it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the store is encrypted{}: pass its key with --encryption-key-file (or \
+     MEMORY_ENCRYPTION_KEY_FILE)",
+    key_id.as_deref().map(|id| format!(" under key {id}")).unwrap_or_default()
+)]
+pub struct KeyNeeded {
+    /// The key the store names, when it could be read.
+    pub key_id: Option<String>,
 }
 
 /// An encrypted store is opened with its key or not at all: with a key, the envelope's key
@@ -211,7 +203,7 @@ pub async fn check(url: &StoreUrl, store: &dyn Storage) -> Result<(), OpenError>
         let probe =
             MemoryPath::parse("/memories/.memory-open-check").map_err(|e| OpenError::Backend {
                 url: url.to_string(),
-                source: memory_core::Error::backend("s3", e.to_string()),
+                source: memory_core::Error::backend("s3", e),
             })?;
         store
             .stat(&probe)
@@ -278,14 +270,19 @@ mod tests {
     #[test]
     fn local_paths() {
         let path = |raw: &str| local_path(&raw.parse().unwrap());
-        assert_eq!(path("./memory"), Some("./memory".into()));
-        assert_eq!(path("/abs/dir"), Some("/abs/dir".into()));
-        assert_eq!(path("file:rel"), Some("rel".into()));
-        assert_eq!(path("file:///abs"), Some("/abs".into()));
-        assert_eq!(path("./notes:2024"), Some("./notes:2024".into()));
+        if cfg!(feature = "fs") {
+            assert_eq!(path("./memory"), Some("./memory".into()));
+            assert_eq!(path("/abs/dir"), Some("/abs/dir".into()));
+            assert_eq!(path("file:rel"), Some("rel".into()));
+            assert_eq!(path("file:///abs"), Some("/abs".into()));
+            assert_eq!(path("./notes:2024"), Some("./notes:2024".into()));
+            assert_eq!(path("file:"), None);
+        }
         assert_eq!(path("mem:"), None);
+        assert_eq!(path("store+sqlite:s.db#memstore_1"), None);
         if cfg!(feature = "sqlite") {
             assert_eq!(path("sqlite:m.db?sync=data"), Some("m.db".into()));
+            assert_eq!(path("sqlite:///var/m.db"), Some("/var/m.db".into()));
         }
     }
 }

@@ -163,10 +163,35 @@ impl FsStorage {
     /// [`FsOpenError::Url`], [`FsOpenError::Options`], or [`FsOpenError::Open`] when the
     /// folder cannot be created or opened.
     pub fn from_url(url: &str, options: StoreOptions) -> Result<Self, FsOpenError> {
+        Self::open_url(url, options, false)
+    }
+
+    /// Opens the existing store a URL names, as [`from_url`](Self::from_url) reads it, so
+    /// that nothing on disk changes ([`FsOptions::read_only`]: no folder created, no lock or
+    /// count file, no cleanup of stale temporary files); writes are not refused here (wrap
+    /// the store in `memory_core::ReadOnly` for that).
+    ///
+    /// ```
+    /// use memory_core::options::StoreOptions;
+    /// use memory_fs::FsStorage;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let url = format!("file:{}?sync=none", dir.path().join("store").display());
+    /// FsStorage::from_url(&url, StoreOptions::new()).unwrap();
+    /// let store = FsStorage::from_url_read_only(&url, StoreOptions::new()).unwrap();
+    /// assert!(store.options().read_only);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_url`](Self::from_url); a missing folder is [`FsOpenError::Open`].
+    pub fn from_url_read_only(url: &str, options: StoreOptions) -> Result<Self, FsOpenError> {
+        Self::open_url(url, options, true)
+    }
+
+    fn open_url(url: &str, options: StoreOptions, read_only: bool) -> Result<Self, FsOpenError> {
         let (base, from_query) = StoreOptions::from_url(url)?;
         let merged = from_query.overridden_by(options);
         let path = fs_url_path(&base)?;
-        let options = FsOptions::from_options(merged)?;
+        let options = FsOptions::from_options(merged)?.read_only(read_only);
         Ok(FsStorage::with_options(path, options)?)
     }
 }

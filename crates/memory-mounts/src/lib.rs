@@ -10,6 +10,7 @@ mod mounts;
 mod spec;
 mod store;
 pub mod sync;
+mod url;
 
 #[cfg(feature = "http")]
 pub use http::HttpStores;
@@ -21,6 +22,7 @@ pub use spec::{
     MountInstructions, MountInstructionsError, MountSpec, MountSpecError, new_session_id,
 };
 pub use store::StoreStorage;
+pub use url::{StoreLocation, VersionedStoreUrl, VersionedStoreUrlError};
 
 /// The store engine, for opening stores and reading their history.
 pub use memory_store;

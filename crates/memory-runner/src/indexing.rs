@@ -161,12 +161,10 @@ pub(crate) fn wrap(
     if options.wants_encryption() {
         // The index would hold the plaintext: an encrypted store searches in memory instead.
         return match choice {
-            Choice::File(_) => Err(OpenError::Unavailable {
-                url: url.to_string(),
-                reason: format!(
-                    "`{OPTION}` names an index file, but the store is encrypted: an encrypted                      store's search never writes an index (remove the option)"
-                ),
-            }),
+            Choice::File(_) => Err(OpenError::unavailable(
+                url,
+                crate::options::Refusal::IndexFileEncrypted { option: OPTION },
+            )),
             Choice::Auto | Choice::Memory | Choice::Off => Ok(store),
         };
     }

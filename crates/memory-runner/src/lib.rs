@@ -31,7 +31,7 @@ pub use memory_core::messages::{
 };
 pub use search_tool::SearchTool;
 pub use store::{
-    BoxError, OpenError, OpenOptions, Scheme, StoreUrl, StoreUrlError, compiled_schemes,
+    BoxError, OpenError, OpenOptions, Refusal, Scheme, StoreUrl, StoreUrlError, compiled_schemes,
     discard_search_index, open, open_url, open_with,
 };
 #[cfg(feature = "stores")]

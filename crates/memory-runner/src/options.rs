@@ -209,12 +209,15 @@ pub enum OpenError {
     },
     /// This store cannot be used as asked (e.g. a missing database, encryption over a store
     /// that holds only text).
-    #[error("cannot open store `{url}`: {reason}")]
+    #[error("cannot open store `{url}`: {source}")]
     Unavailable {
         /// The store asked for.
         url: String,
-        /// Why, and what would make it available.
-        reason: String,
+        /// Why, and what would make it available: a [`Refusal`] of this crate, a
+        /// `memory_mounts::VersionedStoreUrlError` for a `store+` URL memory-mounts refuses,
+        /// or a program's own cause (downcast it).
+        #[source]
+        source: BoxError,
     },
     /// The backend refused to open, with a storage error.
     #[error("cannot open store `{url}`: {source}")]
@@ -266,12 +269,81 @@ pub enum OpenError {
         source: memory_core::Error,
     },
     /// The encryption key file could not be used.
-    #[error("cannot use the encryption key: {reason}")]
+    #[error("cannot use the encryption key: {source}")]
     KeyFile {
         /// The key file.
         path: PathBuf,
-        /// What is wrong with it.
-        reason: String,
+        /// What is wrong with it (memory-encrypted's `KeyError`).
+        #[source]
+        source: BoxError,
+    },
+}
+
+impl OpenError {
+    /// [`OpenError::Unavailable`] for `url`, caused by `source`.
+    pub(crate) fn unavailable(url: &StoreUrl, source: impl Into<BoxError>) -> OpenError {
+        OpenError::Unavailable {
+            url: url.to_string(),
+            source: source.into(),
+        }
+    }
+}
+
+/// Why this crate cannot use a store as asked: the source of an [`OpenError::Unavailable`]
+/// (beside the `store+` URL refusals of memory-mounts). The text says what would make it
+/// available.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// `mem:` followed by something.
+    #[error("`mem:` takes nothing after the colon")]
+    MemoryTakesNothing,
+    /// Encryption asked for over a versioned store.
+    #[error(
+        "a versioned memory store holds text, so it cannot be encrypted by the envelope; drop \
+         the encryption key file for this store"
+    )]
+    VersionedStoreEncrypted,
+    /// A session id that breaks the one rule (`memory_store::Actor::is_valid_session_id`).
+    #[error("the session id {session:?} must be 1 to 64 characters from [0-9A-Za-z_-]")]
+    InvalidSessionId {
+        /// The id given.
+        session: String,
+    },
+    /// A `store+sqlite:` URL naming a file that does not exist (opening would create an empty
+    /// database).
+    #[error(
+        "there is no memory-stores database at {} (create stores with `memory serve` or the \
+         memory-store crate)",
+        path.display()
+    )]
+    NoStoresDatabase {
+        /// The file named.
+        path: PathBuf,
+    },
+    /// Both a keyring and an encryption key file.
+    #[error("both a keyring and an encryption key file were given; give one")]
+    KeyringAndKeyFile,
+    /// Encryption asked for in a build without feature `encrypted`.
+    #[error(
+        "this build was compiled without feature `encrypted` (encryption was asked for with a \
+         key file)"
+    )]
+    EncryptionNotCompiled,
+    /// A mount of a store that is not a versioned store, without `NAME=`.
+    #[error(
+        "only a versioned memory store (store+…) names its own folder; write the mount as \
+         NAME=URL[:ro]"
+    )]
+    MountNeedsName,
+    /// A search index file named for an encrypted store.
+    #[error(
+        "`{option}` names an index file, but the store is encrypted: an encrypted store's \
+         search never writes an index (remove the option)"
+    )]
+    IndexFileEncrypted {
+        /// The store option (`search_index`).
+        option: &'static str,
     },
 }
 
@@ -305,26 +377,6 @@ pub(crate) fn finish_options(
             url: url.to_string(),
             source,
         })
-}
-
-/// The path after `scheme:`; `scheme:///abs` and `scheme://` + `/abs` give `/abs`.
-#[cfg(feature = "stores")]
-pub(crate) fn path_part(
-    url: &StoreUrl,
-    rest: &str,
-    form: &'static str,
-) -> Result<PathBuf, OpenError> {
-    let path = match rest.strip_prefix("//") {
-        Some(abs) if abs.starts_with('/') => abs,
-        _ => rest,
-    };
-    if path.is_empty() {
-        return Err(OpenError::Unavailable {
-            url: url.to_string(),
-            reason: format!("the URL names no path; write it as {form}"),
-        });
-    }
-    Ok(PathBuf::from(path))
 }
 
 /// What follows the scheme's `:` in `base` (the whole of it for a plain path).

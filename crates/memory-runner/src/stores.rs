@@ -1,7 +1,8 @@
 //! Versioned memory stores behind store URLs (`store+sqlite:`, `store+http(s):`, and with
 //! feature `postgres` `store+postgres:`; feature
 //! `stores`, re-exporting memory-mounts as [`crate::mounts`]). The dispatcher
-//! ([`crate::store`]) uses this module; this module uses only the URL and option types.
+//! ([`crate::store`]) uses this module; memory-mounts parses the URL
+//! (`memory_mounts::VersionedStoreUrl`) and this module opens what it names.
 
 /// The variable holding the API key of `store+http(s):` stores, read with
 /// [`OpenOptions::with_environment`](crate::OpenOptions::with_environment).
@@ -34,34 +35,16 @@ impl crate::url::Scheme {
 #[cfg(feature = "stores")]
 mod imp {
     use memory_mounts::memory_store::{Actor, MemoryStores, Store, StoreError};
-    use memory_mounts::{Mount, MountSpec, StoreStorage};
+    use memory_mounts::{
+        Mount, MountSpec, StoreLocation, StoreStorage, VersionedStoreUrl, VersionedStoreUrlError,
+    };
 
     use super::STORE_API_KEY_VAR;
-    use crate::options::{
-        OpenError, OpenOptions, after_scheme, finish_options, path_part, split_options,
-    };
-    use crate::url::{Scheme, StoreUrl};
-
-    /// Splits `…#STORE_ID`: the id is what follows the last `#`, one or more of
-    /// `[0-9A-Za-z_]`.
-    fn store_id_part<'a>(url: &StoreUrl, raw: &'a str) -> Result<(&'a str, String), OpenError> {
-        match raw.rsplit_once('#') {
-            Some((before, id))
-                if !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
-            {
-                Ok((before, id.to_owned()))
-            }
-            _ => Err(OpenError::Unavailable {
-                url: url.to_string(),
-                reason: "the URL needs the store's id after `#`, e.g. \
-                         store+sqlite:./memory-stores.db#memstore_... or \
-                         store+http://127.0.0.1:8080#memstore_..."
-                    .to_owned(),
-            }),
-        }
-    }
+    use crate::options::{OpenError, OpenOptions, Refusal};
+    use crate::url::StoreUrl;
 
     /// Opens a `store+` URL's store and fetches it (so a wrong id, key or server stops here).
+    /// memory-mounts parses the URL ([`VersionedStoreUrl`]).
     pub(crate) async fn open_store(
         url: &StoreUrl,
         options: &OpenOptions,
@@ -71,23 +54,19 @@ mod imp {
             source: source.into(),
         };
         if options.wants_encryption() {
-            return Err(OpenError::Unavailable {
-                url: url.to_string(),
-                reason: "a versioned memory store holds text, so it cannot be encrypted by the \
-                         envelope; drop the encryption key file for this store"
-                    .to_owned(),
-            });
+            return Err(OpenError::unavailable(
+                url,
+                Refusal::VersionedStoreEncrypted,
+            ));
         }
-        let (before_id, store_id) = store_id_part(url, url.as_str())?;
-        let (base, store_options) = split_options(url, before_id, options)?;
-        // PostgreSQL's options (schema, sslmode...) are its own to check; the others take none.
-        let postgres_options = if url.scheme() == Scheme::StorePostgres {
-            Some(store_options)
-        } else {
-            finish_options(url, store_options, &[])?;
-            None
-        };
-        let rest = after_scheme(&base);
+        let parsed = VersionedStoreUrl::from_url(url.as_str(), options.store_options.clone())
+            .map_err(|e| match e {
+                VersionedStoreUrlError::Options(source) => OpenError::Options {
+                    url: url.to_string(),
+                    source,
+                },
+                other => OpenError::unavailable(url, other),
+            })?;
         let session = options
             .session_id
             .clone()
@@ -95,25 +74,20 @@ mod imp {
         // One rule for every kind of store, checked before anything is opened (the engine and
         // the HTTP client check it too).
         if !Actor::is_valid_session_id(&session) {
-            return Err(OpenError::Unavailable {
-                url: url.to_string(),
-                reason: format!(
-                    "the session id {session:?} must be 1 to 64 characters from [0-9A-Za-z_-]"
-                ),
-            });
+            return Err(OpenError::unavailable(
+                url,
+                Refusal::InvalidSessionId { session },
+            ));
         }
-        let storage = match url.scheme() {
-            Scheme::StoreSqlite => {
-                let db = path_part(url, rest, "store+sqlite:PATH#STORE_ID")?;
+        let (location, store_id) = parsed.into_parts();
+        let storage = match location {
+            StoreLocation::Sqlite { path: db } => {
                 // Opening would create an empty database: a missing file is a mistake to report.
                 if !tokio::fs::try_exists(&db).await.unwrap_or(false) {
-                    return Err(OpenError::Unavailable {
-                        url: url.to_string(),
-                        reason: format!(
-                            "there is no memory-stores database at {} (create stores with `memory serve` or the memory-store crate)",
-                            db.display()
-                        ),
-                    });
+                    return Err(OpenError::unavailable(
+                        url,
+                        Refusal::NoStoresDatabase { path: db },
+                    ));
                 }
                 // Read-only (a dream's source): no table created or migrated, no file added.
                 let engine = if options.read_only {
@@ -124,34 +98,15 @@ mod imp {
                 .map_err(backend)?;
                 StoreStorage::local(engine, store_id, session).map_err(backend)?
             }
-            Scheme::StorePostgres => {
-                let engine = postgres_engine(
-                    url,
-                    rest,
-                    postgres_options.unwrap_or_default(),
-                    options.read_only,
-                )
-                .await?;
+            StoreLocation::Postgres {
+                url: db_url,
+                options: store_options,
+            } => {
+                let engine =
+                    postgres_engine(url, &db_url, store_options, options.read_only).await?;
                 StoreStorage::local(engine, store_id, session).map_err(backend)?
             }
-            _ => {
-                let secure = base
-                    .get(..12)
-                    .is_some_and(|s| s.eq_ignore_ascii_case("store+https:"));
-                let host = rest.trim_end_matches('/');
-                let base_url = match host.strip_prefix("//") {
-                    Some(server) if !server.is_empty() && !server.starts_with('/') => {
-                        format!("{}:{host}", if secure { "https" } else { "http" })
-                    }
-                    _ => {
-                        return Err(OpenError::Unavailable {
-                            url: url.to_string(),
-                            reason: "the URL names no server; write it as \
-                                     store+http://HOST:PORT#STORE_ID"
-                                .to_owned(),
-                        });
-                    }
-                };
+            StoreLocation::Http { base_url } => {
                 let key = if options.environment {
                     std::env::var(STORE_API_KEY_VAR)
                         .ok()
@@ -175,16 +130,15 @@ mod imp {
     #[cfg(feature = "postgres")]
     async fn postgres_engine(
         url: &StoreUrl,
-        rest: &str,
+        db_url: &str,
         store_options: memory_core::options::StoreOptions,
         read_only: bool,
     ) -> Result<MemoryStores, OpenError> {
         use memory_postgres::PostgresPersistence;
-        let db_url = format!("postgres:{rest}");
         let opened = if read_only {
-            PostgresPersistence::from_url_read_only(&db_url, store_options).await
+            PostgresPersistence::from_url_read_only(db_url, store_options).await
         } else {
-            PostgresPersistence::from_url(&db_url, store_options).await
+            PostgresPersistence::from_url(db_url, store_options).await
         };
         let p = opened.map_err(|source| OpenError::Open {
             url: url.to_string(),
@@ -197,13 +151,13 @@ mod imp {
     #[cfg(not(feature = "postgres"))]
     async fn postgres_engine(
         url: &StoreUrl,
-        _rest: &str,
+        _db_url: &str,
         _store_options: memory_core::options::StoreOptions,
         _read_only: bool,
     ) -> Result<MemoryStores, OpenError> {
         Err(OpenError::NotCompiled {
             url: url.to_string(),
-            scheme: Scheme::StorePostgres,
+            scheme: crate::url::Scheme::StorePostgres,
             feature: "postgres",
         })
     }

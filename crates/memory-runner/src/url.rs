@@ -191,6 +191,22 @@ impl StoreUrl {
         self.scheme
     }
 
+    /// What follows the scheme's `:`, options included; the whole URL for a bare path.
+    ///
+    /// ```
+    /// use memory_runner::store::StoreUrl;
+    ///
+    /// let url: StoreUrl = "store+sqlite:~/s.db#memstore_1".parse().unwrap();
+    /// assert_eq!(url.after_scheme(), "~/s.db#memstore_1");
+    /// assert_eq!("./a:b".parse::<StoreUrl>().unwrap().after_scheme(), "./a:b");
+    /// ```
+    pub fn after_scheme(&self) -> &str {
+        match scheme_of(&self.url) {
+            Some(scheme) => &self.url[scheme.len() + 1..],
+            None => &self.url,
+        }
+    }
+
     /// The URL without its `?` options, for messages (options may hold secrets).
     pub fn without_options(&self) -> &str {
         self.url.split_once('?').map_or(&self.url, |(base, _)| base)

@@ -148,10 +148,38 @@ impl SqliteStorage {
     /// [`SqliteOpenError::Open`] when the database cannot be opened (nothing is created for a
     /// URL or an option that is refused).
     pub fn from_url(url: &str, options: StoreOptions) -> Result<Self, SqliteOpenError> {
+        Self::open_url(url, options, false)
+    }
+
+    /// Opens the existing database a URL names, as [`from_url`](Self::from_url) reads it, so
+    /// that nothing on disk changes ([`SqliteOptions::read_only`]: `SQLITE_OPEN_READONLY`, no
+    /// `-wal`/`-shm` file, no migration); a write is refused by SQLite.
+    ///
+    /// ```
+    /// use memory_core::options::StoreOptions;
+    /// use memory_sqlite::SqliteStorage;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let url = format!("sqlite:{}", dir.path().join("m.db").display());
+    /// drop(SqliteStorage::from_url(&url, StoreOptions::new()).unwrap());
+    /// let store = SqliteStorage::from_url_read_only(&url, StoreOptions::new()).unwrap();
+    /// assert!(store.options().read_only);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_url`](Self::from_url); a missing database is [`SqliteOpenError::Open`].
+    pub fn from_url_read_only(url: &str, options: StoreOptions) -> Result<Self, SqliteOpenError> {
+        Self::open_url(url, options, true)
+    }
+
+    fn open_url(
+        url: &str,
+        options: StoreOptions,
+        read_only: bool,
+    ) -> Result<Self, SqliteOpenError> {
         let (base, from_query) = StoreOptions::from_url(url)?;
         let merged = from_query.overridden_by(options);
         let path = sqlite_url_path(&base)?;
-        let options = SqliteOptions::from_options(merged)?;
+        let options = SqliteOptions::from_options(merged)?.read_only(read_only);
         Ok(SqliteStorage::open_with(path, options)?)
     }
 }

@@ -71,15 +71,18 @@ fn local(url: &StoreUrl) -> Option<(PathBuf, Option<String>)> {
         Scheme::Sqlite => memory_sqlite::sqlite_url_path(url.as_str())
             .ok()
             .map(|path| (path, None)),
+        // memory-mounts reads the URL; a URL it refuses does not open, so it overlaps nothing.
+        #[cfg(feature = "stores")]
         Scheme::StoreSqlite => {
-            let (base, id) = url.as_str().split_once('#')?;
-            let base = base.split_once('?').map_or(base, |(base, _)| base);
-            let rest = crate::options::after_scheme(base);
-            let path = match rest.strip_prefix("//") {
-                Some(abs) if abs.starts_with('/') => abs,
-                _ => rest,
-            };
-            (!path.is_empty()).then(|| (PathBuf::from(path), Some(id.to_owned())))
+            let parsed = memory_mounts::VersionedStoreUrl::from_url(
+                url.as_str(),
+                memory_core::options::StoreOptions::new(),
+            )
+            .ok()?;
+            match parsed.into_parts() {
+                (memory_mounts::StoreLocation::Sqlite { path }, id) => Some((path, Some(id))),
+                _ => None,
+            }
         }
         _ => None,
     }
@@ -121,28 +124,40 @@ pub(super) async fn same_postgres(
     into: &StoreUrl,
     into_options: &crate::OpenOptions,
 ) -> bool {
-    /// The URL memory-postgres reads, and the versioned store's id.
-    fn target(url: &StoreUrl) -> Option<(String, Option<String>)> {
+    /// The URL memory-postgres reads, its options, and the versioned store's id.
+    fn target(
+        url: &StoreUrl,
+        options: &crate::OpenOptions,
+    ) -> Option<(String, StoreOptions, Option<String>)> {
         match url.scheme() {
-            Scheme::Postgres => Some((url.as_str().to_owned(), None)),
+            Scheme::Postgres => {
+                Some((url.as_str().to_owned(), options.store_options.clone(), None))
+            }
+            // memory-mounts reads the URL.
             #[cfg(feature = "stores")]
             Scheme::StorePostgres => {
-                let (base, id) = url.as_str().split_once('#')?;
-                let id = id.split_once('?').map_or(id, |(id, _)| id);
-                Some((
-                    format!("postgres:{}", crate::options::after_scheme(base)),
-                    Some(id.to_owned()),
-                ))
+                let parsed = memory_mounts::VersionedStoreUrl::from_url(
+                    url.as_str(),
+                    options.store_options.clone(),
+                )
+                .ok()?;
+                match parsed.into_parts() {
+                    (memory_mounts::StoreLocation::Postgres { url, options }, id) => {
+                        Some((url, options, Some(id)))
+                    }
+                    _ => None,
+                }
             }
             _ => None,
         }
     }
+    use memory_core::options::StoreOptions;
+
     async fn identity(
         url: &str,
         versioned: bool,
-        options: &crate::OpenOptions,
+        options: StoreOptions,
     ) -> Option<memory_postgres::StoreIdentity> {
-        let options = options.store_options.clone();
         #[cfg(feature = "stores")]
         if versioned {
             return memory_postgres::engine_identity(url, options).await.ok();
@@ -150,7 +165,8 @@ pub(super) async fn same_postgres(
         let _ = versioned;
         memory_postgres::store_identity(url, options).await.ok()
     }
-    let (Some((from_url, from_id)), Some((into_url, into_id))) = (target(from), target(into))
+    let (Some((from_url, from_given, from_id)), Some((into_url, into_given, into_id))) =
+        (target(from, from_options), target(into, into_options))
     else {
         return false;
     };
@@ -159,8 +175,8 @@ pub(super) async fn same_postgres(
     }
     let versioned = from_id.is_some();
     let (a, b) = tokio::join!(
-        identity(&from_url, versioned, from_options),
-        identity(&into_url, versioned, into_options)
+        identity(&from_url, versioned, from_given),
+        identity(&into_url, versioned, into_given)
     );
     matches!((a, b), (Some(a), Some(b)) if a == b)
 }
