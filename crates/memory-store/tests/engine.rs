@@ -1,7 +1,7 @@
-//! The engine's rules (tests/cases/engine.rs) over in-memory SQLite, and what only a SQLite
+//! The engine's rules (tests/cases/engine/) over in-memory SQLite, and what only a SQLite
 //! file shows.
 
-#[path = "cases/engine.rs"]
+#[path = "cases/engine/mod.rs"]
 mod cases;
 
 use memory_store::{CreateStore, EngineOptions, MemoryStores};
