@@ -15,13 +15,7 @@ async fn console_actions_are_the_apis() {
             &[("csrf", &csrf), ("name", "Work"), ("description", "d")],
         )
         .await;
-    let store_page = r
-        .header("location")
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap()
-        .to_owned();
+    let store_page = r.location();
     let sid = store_page.rsplit('/').next().unwrap().to_owned();
     let r = b
         .post(
@@ -34,22 +28,9 @@ async fn console_actions_are_the_apis() {
         )
         .await;
     assert_eq!(r.status, 303, "{}", r.body);
-    let memory_page = r
-        .header("location")
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap()
-        .to_owned();
+    let memory_page = r.location();
     let mid = memory_page.rsplit('/').next().unwrap().to_owned();
-    let api_mem = api(
-        srv.addr,
-        "GET",
-        &format!("/v1/memory_stores/{sid}/memories/{mid}"),
-        None,
-    )
-    .await
-    .json();
+    let api_mem = memory_of(srv.addr, &sid, &mid).await;
     assert_eq!(api_mem["content"], "one\ntwo\n", "textarea CRLF becomes LF");
     // Two pages loaded; the first saves, the second's save is stale.
     let first = b.get(&memory_page).await;
@@ -77,14 +58,7 @@ async fn console_actions_are_the_apis() {
         stale.body
     );
     assert!(stale.body.contains("three") && stale.body.contains("mine"));
-    let api_mem = api(
-        srv.addr,
-        "GET",
-        &format!("/v1/memory_stores/{sid}/memories/{mid}"),
-        None,
-    )
-    .await
-    .json();
+    let api_mem = memory_of(srv.addr, &sid, &mid).await;
     assert_eq!(api_mem["content"], "one\ntwo\nthree\n");
     // Versions carry the key's actor.
     let versions = api(
@@ -135,14 +109,7 @@ async fn console_actions_are_the_apis() {
         )
         .await;
     assert_eq!(r.status, 303);
-    let api_mem = api(
-        srv.addr,
-        "GET",
-        &format!("/v1/memory_stores/{sid}/memories/{mid}"),
-        None,
-    )
-    .await
-    .json();
+    let api_mem = memory_of(srv.addr, &sid, &mid).await;
     assert_eq!(api_mem["content"], "one\ntwo\n");
     let r = b
         .post(
@@ -171,13 +138,7 @@ async fn console_actions_are_the_apis() {
     let r = b
         .post("/console/stores", &[("csrf", &csrf), ("name", "Copy")])
         .await;
-    let copy_page = r
-        .header("location")
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap()
-        .to_owned();
+    let copy_page = r.location();
     let r = b
         .post(
             &format!("{copy_page}/import"),
@@ -253,25 +214,8 @@ async fn console_actions_are_the_apis() {
 #[tokio::test]
 async fn rename_and_delete_a_memory() {
     let srv = start(ServerConfig::default().api_keys(Some(keys()))).await;
-    let sid = api(
-        srv.addr,
-        "POST",
-        "/v1/memory_stores",
-        Some(json!({"name": "S"})),
-    )
-    .await
-    .json()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let m = api(
-        srv.addr,
-        "POST",
-        &format!("/v1/memory_stores/{sid}/memories"),
-        Some(json!({"path": "/a.md", "content": "x"})),
-    )
-    .await
-    .json();
+    let sid = new_store(srv.addr, "S").await;
+    let m = new_memory(srv.addr, &sid, "/a.md", "x").await;
     api(
         srv.addr,
         "POST",
@@ -305,14 +249,7 @@ async fn rename_and_delete_a_memory() {
         )
         .await;
     assert_eq!(r.status, 303);
-    let got = api(
-        srv.addr,
-        "GET",
-        &format!("/v1/memory_stores/{sid}/memories/{mid}"),
-        None,
-    )
-    .await
-    .json();
+    let got = memory_of(srv.addr, &sid, mid).await;
     assert_eq!(got["path"], "/d/a.md");
     // The store page shows both folders, each memory a link named with its path.
     let store = b.get(&format!("/console/stores/{sid}")).await;

@@ -98,25 +98,8 @@ async fn cross_site_requests_are_refused() {
 #[tokio::test]
 async fn every_form_that_changes_something_carries_the_token() {
     let srv = start(ServerConfig::default().api_keys(Some(keys()))).await;
-    let sid = api(
-        srv.addr,
-        "POST",
-        "/v1/memory_stores",
-        Some(json!({"name": "S"})),
-    )
-    .await
-    .json()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let m = api(
-        srv.addr,
-        "POST",
-        &format!("/v1/memory_stores/{sid}/memories"),
-        Some(json!({"path": "/a.md", "content": "x"})),
-    )
-    .await
-    .json();
+    let sid = new_store(srv.addr, "S").await;
+    let m = new_memory(srv.addr, &sid, "/a.md", "x").await;
     let (mid, vid) = (
         m["id"].as_str().unwrap(),
         m["memory_version_id"].as_str().unwrap(),

@@ -35,6 +35,12 @@ impl Reply {
         common::header(&self.headers, name)
     }
 
+    /// The `Location` header, without its query (`?notice=...`).
+    fn location(&self) -> String {
+        let location = self.header("location").expect("a Location header");
+        location.split('?').next().unwrap().to_owned()
+    }
+
     fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or(Value::Null)
     }
@@ -173,6 +179,46 @@ async fn api(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) ->
         bytes.len()
     );
     send(addr, &head, bytes.as_bytes()).await
+}
+
+/// Creates the store `name` through the API; its id.
+async fn new_store(addr: SocketAddr, name: &str) -> String {
+    api(
+        addr,
+        "POST",
+        "/v1/memory_stores",
+        Some(json!({ "name": name })),
+    )
+    .await
+    .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Creates the memory `path` holding `content` in the store `sid` through the API; the
+/// memory as the API answered.
+async fn new_memory(addr: SocketAddr, sid: &str, path: &str, content: &str) -> Value {
+    api(
+        addr,
+        "POST",
+        &format!("/v1/memory_stores/{sid}/memories"),
+        Some(json!({"path": path, "content": content})),
+    )
+    .await
+    .json()
+}
+
+/// The memory `mid` of the store `sid`, as the API reads it.
+async fn memory_of(addr: SocketAddr, sid: &str, mid: &str) -> Value {
+    api(
+        addr,
+        "GET",
+        &format!("/v1/memory_stores/{sid}/memories/{mid}"),
+        None,
+    )
+    .await
+    .json()
 }
 
 fn assert_secure_headers(r: &Reply, what: &str) {

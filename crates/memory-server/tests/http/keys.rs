@@ -10,7 +10,7 @@ async fn api_keys_authenticate_and_attribute_writes() {
     let keys = ApiKeys::parse("apikey_01alice sk-alice\napikey_01bob sk-bob\n").unwrap();
     let srv = start(ServerConfig::default().api_keys(Some(keys))).await;
     let a = srv.addr;
-    let none = req(a, "GET", "/v1/memory_stores", None, &[]).await;
+    let none = get(a, "/v1/memory_stores").await;
     assert_eq!(none.status, 401);
     assert_eq!(none.error_type(), "authentication_error");
     let bad = req(
@@ -22,7 +22,7 @@ async fn api_keys_authenticate_and_attribute_writes() {
     )
     .await;
     assert_eq!(bad.status, 401);
-    assert_eq!(req(a, "GET", "/health", None, &[]).await.status, 200);
+    assert_eq!(get(a, "/health").await.status, 200);
     let alice = [("x-api-key", "sk-alice")];
     let s = req(
         a,
@@ -141,14 +141,7 @@ async fn workspaces_keep_their_stores_apart() {
     assert_eq!(made.status, 200, "{}", made.body);
     assert_eq!(made.body["workspace_id"], "wrkspc_01AAAA");
     let id = made.body["id"].as_str().unwrap().to_owned();
-    let plain = req(
-        s.addr,
-        "POST",
-        "/v1/memory_stores",
-        Some(&json!({"name": "Default's"})),
-        &[],
-    )
-    .await;
+    let plain = post(s.addr, "/v1/memory_stores", &json!({"name": "Default's"})).await;
     assert_eq!(plain.status, 200);
     assert!(plain.body.get("workspace_id").is_none(), "{}", plain.body);
     let plain_id = plain.body["id"].as_str().unwrap().to_owned();
@@ -164,14 +157,7 @@ async fn workspaces_keep_their_stores_apart() {
     let mem = memory.body["id"].as_str().unwrap().to_owned();
 
     let never = "memstore_01NeverMadeNeverMadeNe";
-    let absent = req(
-        s.addr,
-        "GET",
-        &format!("/v1/memory_stores/{never}"),
-        None,
-        &[],
-    )
-    .await;
+    let absent = get(s.addr, &format!("/v1/memory_stores/{never}")).await;
     for other in [&b[..], &[][..]] {
         let calls: [(&str, String, Option<Value>); 7] = [
             ("GET", format!("/v1/memory_stores/{id}"), None),
@@ -261,7 +247,7 @@ async fn workspaces_keep_their_stores_apart() {
 #[tokio::test]
 async fn graceful_shutdown_and_listen_check() {
     let mut srv = start(ServerConfig::default()).await;
-    assert_eq!(req(srv.addr, "GET", "/health", None, &[]).await.status, 200);
+    assert_eq!(get(srv.addr, "/health").await.status, 200);
     srv.stop.take().unwrap().send(()).unwrap();
     tokio::time::timeout(std::time::Duration::from_secs(5), &mut srv.task)
         .await

@@ -67,6 +67,16 @@ async fn req(
     send(addr, method, path, &bytes, extra).await
 }
 
+/// `POST path` with the JSON `body` and no extra header.
+async fn post(addr: SocketAddr, path: &str, body: &Value) -> Reply {
+    req(addr, "POST", path, Some(body), &[]).await
+}
+
+/// `GET path` with no extra header.
+async fn get(addr: SocketAddr, path: &str) -> Reply {
+    req(addr, "GET", path, None, &[]).await
+}
+
 async fn send(
     addr: SocketAddr,
     method: &str,

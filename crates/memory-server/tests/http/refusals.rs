@@ -7,14 +7,7 @@ use super::*;
 async fn bad_requests_are_400_404_413_never_500() {
     let srv = start(ServerConfig::default().body_limit(200_000)).await;
     let a = srv.addr;
-    let s = req(
-        a,
-        "POST",
-        "/v1/memory_stores",
-        Some(&json!({"name": "x"})),
-        &[],
-    )
-    .await;
+    let s = post(a, "/v1/memory_stores", &json!({"name": "x"})).await;
     let base = format!("/v1/memory_stores/{}", s.body["id"].as_str().unwrap());
     let cases: Vec<(&str, String, Vec<u8>, u16, &str)> = vec![
         (
@@ -236,40 +229,23 @@ async fn bad_requests_are_400_404_413_never_500() {
 async fn deterministic_refusals_say_do_not_retry_and_carry_their_reason() {
     let srv = start(ServerConfig::default()).await;
     let a = srv.addr;
-    let s = req(
-        a,
-        "POST",
-        "/v1/memory_stores",
-        Some(&json!({"name": "r"})),
-        &[],
-    )
-    .await;
+    let s = post(a, "/v1/memory_stores", &json!({"name": "r"})).await;
     let base = format!("/v1/memory_stores/{}", s.body["id"].as_str().unwrap());
-    let m = req(
+    let m = post(
         a,
-        "POST",
         &format!("{base}/memories"),
-        Some(&json!({"path": "/a", "content": "x"})),
-        &[],
+        &json!({"path": "/a", "content": "x"}),
     )
     .await;
     let mid = m.body["id"].as_str().unwrap().to_owned();
     let head = m.body["memory_version_id"].as_str().unwrap().to_owned();
-    let conflict = req(
+    let conflict = post(
         a,
-        "POST",
         &format!("{base}/memories"),
-        Some(&json!({"path": "/a", "content": "y"})),
-        &[],
+        &json!({"path": "/a", "content": "y"}),
     )
     .await;
-    let pre = req(
-        a,
-        "POST",
-        &format!("{base}/memories/{mid}"),
-        Some(&json!({"content": "z", "precondition": {"type": "content_sha256", "content_sha256": "0".repeat(64)}})),
-        &[],
-    )
+    let pre = post(a, &format!("{base}/memories/{mid}"), &json!({"content": "z", "precondition": {"type": "content_sha256", "content_sha256": "0".repeat(64)}}))
     .await;
     let delete_pre = req(
         a,
@@ -314,29 +290,25 @@ async fn deterministic_refusals_say_do_not_retry_and_carry_their_reason() {
         mid.as_str()
     );
     // 400s carry their reason too.
-    let nfc = req(
+    let nfc = post(
         a,
-        "POST",
         &format!("{base}/memories"),
-        Some(&json!({"path": "/cafe\u{301}", "content": ""})),
-        &[],
+        &json!({"path": "/cafe\u{301}", "content": ""}),
     )
     .await;
     assert_eq!(nfc.status, 400);
     assert_eq!(nfc.body["error"]["reason"], "path_not_nfc");
     req(a, "POST", &format!("{base}/archive"), None, &[]).await;
-    let archived = req(
+    let archived = post(
         a,
-        "POST",
         &format!("{base}/memories/{mid}"),
-        Some(&json!({"content": "w"})),
-        &[],
+        &json!({"content": "w"}),
     )
     .await;
     assert_eq!(archived.status, 400);
     assert_eq!(archived.body["error"]["reason"], "store_archived");
     // A success says nothing about retries.
-    let ok = req(a, "GET", &format!("{base}/memories/{mid}"), None, &[]).await;
+    let ok = get(a, &format!("{base}/memories/{mid}")).await;
     assert_eq!(ok.status, 200);
     assert_eq!(ok.header("x-should-retry"), None);
 }
@@ -345,21 +317,12 @@ async fn deterministic_refusals_say_do_not_retry_and_carry_their_reason() {
 async fn preconditions_are_validated() {
     let srv = start(ServerConfig::default()).await;
     let a = srv.addr;
-    let s = req(
-        a,
-        "POST",
-        "/v1/memory_stores",
-        Some(&json!({"name": "p"})),
-        &[],
-    )
-    .await;
+    let s = post(a, "/v1/memory_stores", &json!({"name": "p"})).await;
     let base = format!("/v1/memory_stores/{}", s.body["id"].as_str().unwrap());
-    let m = req(
+    let m = post(
         a,
-        "POST",
         &format!("{base}/memories"),
-        Some(&json!({"path": "/a", "content": "x"})),
-        &[],
+        &json!({"path": "/a", "content": "x"}),
     )
     .await;
     let url = format!("{base}/memories/{}", m.body["id"].as_str().unwrap());
@@ -382,26 +345,17 @@ async fn preconditions_are_validated() {
             "precondition.content_sha256 is required",
         ),
     ] {
-        let r = req(
-            a,
-            "POST",
-            &url,
-            Some(&json!({"content": "y", "precondition": pre})),
-            &[],
-        )
-        .await;
+        let r = post(a, &url, &json!({"content": "y", "precondition": pre})).await;
         assert_eq!(r.status, 400, "{pre}: {:?}", r.body);
         assert_eq!(r.error_type(), "invalid_request_error");
         let message = r.body["error"]["message"].as_str().unwrap();
         assert!(message.contains(says), "{pre}: {message}");
     }
     // Nothing was changed by them; a good one works.
-    let r = req(
+    let r = post(
         a,
-        "POST",
         &url,
-        Some(&json!({"content": "y", "precondition": {"type": "content_sha256", "content_sha256": sha}})),
-        &[],
+        &json!({"content": "y", "precondition": {"type": "content_sha256", "content_sha256": sha}}),
     )
     .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
@@ -411,30 +365,14 @@ async fn preconditions_are_validated() {
 async fn max_memories_limits_a_create_in_its_transaction() {
     let srv = start(ServerConfig::default()).await;
     let a = srv.addr;
-    let s = req(
-        a,
-        "POST",
-        "/v1/memory_stores",
-        Some(&json!({"name": "m"})),
-        &[],
-    )
-    .await;
+    let s = post(a, "/v1/memory_stores", &json!({"name": "m"})).await;
     let base = format!(
         "/v1/memory_stores/{}/memories",
         s.body["id"].as_str().unwrap()
     );
     let create = |path: &'static str, max: &'static str| {
         let url = format!("{base}?max_memories={max}");
-        async move {
-            req(
-                a,
-                "POST",
-                &url,
-                Some(&json!({"path": path, "content": ""})),
-                &[],
-            )
-            .await
-        }
+        async move { post(a, &url, &json!({"path": path, "content": ""})).await }
     };
     assert_eq!(create("/a", "2").await.status, 200);
     assert_eq!(create("/b", "2").await.status, 200);

@@ -6,17 +6,12 @@ use super::*;
 async fn full_round_trip_with_the_hosted_shapes() {
     let srv = start(ServerConfig::default()).await;
     let a = srv.addr;
-    assert_eq!(
-        req(a, "GET", "/health", None, &[]).await.body,
-        json!({"status": "ok"})
-    );
+    assert_eq!(get(a, "/health").await.body, json!({"status": "ok"}));
 
-    let s = req(
+    let s = post(
         a,
-        "POST",
         "/v1/memory_stores?beta=true",
-        Some(&json!({"name": "Prefs", "metadata": {"team": "x"}})),
-        &[],
+        &json!({"name": "Prefs", "metadata": {"team": "x"}}),
     )
     .await;
     assert_eq!(s.status, 200, "{}", s.body);
@@ -27,12 +22,10 @@ async fn full_round_trip_with_the_hosted_shapes() {
     let sid = s.body["id"].as_str().unwrap().to_owned();
     let base = format!("/v1/memory_stores/{sid}");
 
-    let m = req(
+    let m = post(
         a,
-        "POST",
         &format!("{base}/memories?beta=true"),
-        Some(&json!({"path": "/a/b.md", "content": "hi"})),
-        &[],
+        &json!({"path": "/a/b.md", "content": "hi"}),
     )
     .await;
     assert_eq!(m.status, 200, "{}", m.body);
@@ -45,25 +38,16 @@ async fn full_round_trip_with_the_hosted_shapes() {
     assert_eq!(m.body["content_size_bytes"], 2);
     let mid = m.body["id"].as_str().unwrap().to_owned();
     let sha = m.body["content_sha256"].as_str().unwrap().to_owned();
-    let full = req(a, "GET", &format!("{base}/memories/{mid}"), None, &[]).await;
+    let full = get(a, &format!("{base}/memories/{mid}")).await;
     assert_eq!(full.body["content"], "hi", "retrieve defaults to full");
-    let basic = req(
-        a,
-        "GET",
-        &format!("{base}/memories/{mid}?view=basic"),
-        None,
-        &[],
-    )
-    .await;
+    let basic = get(a, &format!("{base}/memories/{mid}?view=basic")).await;
     assert_eq!(basic.body["content"], Value::Null);
 
     // Conflict on the same path: 409 with the conflicting id.
-    let c = req(
+    let c = post(
         a,
-        "POST",
         &format!("{base}/memories"),
-        Some(&json!({"path": "/a", "content": "x"})),
-        &[],
+        &json!({"path": "/a", "content": "x"}),
     )
     .await;
     assert_eq!(c.status, 409);
@@ -73,55 +57,29 @@ async fn full_round_trip_with_the_hosted_shapes() {
 
     // Update with a stale precondition: 409; fresh: 200.
     let stale = json!({"content": "new", "precondition": {"type": "content_sha256", "content_sha256": "0".repeat(64)}});
-    let r = req(
-        a,
-        "POST",
-        &format!("{base}/memories/{mid}"),
-        Some(&stale),
-        &[],
-    )
-    .await;
+    let r = post(a, &format!("{base}/memories/{mid}"), &stale).await;
     assert_eq!(r.status, 409);
     assert_eq!(r.error_type(), "memory_precondition_failed_error");
     let fresh = json!({"content": "new", "path": "/c.md", "precondition": {"type": "content_sha256", "content_sha256": sha}});
-    let r = req(
-        a,
-        "POST",
-        &format!("{base}/memories/{mid}?view=full"),
-        Some(&fresh),
-        &[],
-    )
-    .await;
+    let r = post(a, &format!("{base}/memories/{mid}?view=full"), &fresh).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["content"], "new");
     assert_eq!(r.body["path"], "/c.md");
     // The same request again (a retry): 200, no new version.
-    let r2 = req(
-        a,
-        "POST",
-        &format!("{base}/memories/{mid}"),
-        Some(&fresh),
-        &[],
-    )
-    .await;
+    let r2 = post(a, &format!("{base}/memories/{mid}"), &fresh).await;
     assert_eq!(r2.status, 200);
     assert_eq!(r2.body["memory_version_id"], r.body["memory_version_id"]);
 
     // Listing at depth 1.
-    req(
+    post(
         a,
-        "POST",
         &format!("{base}/memories"),
-        Some(&json!({"path": "/dir/x/y", "content": ""})),
-        &[],
+        &json!({"path": "/dir/x/y", "content": ""}),
     )
     .await;
-    let l = req(
+    let l = get(
         a,
-        "GET",
         &format!("{base}/memories?path_prefix=%2F&depth=1&limit=10&beta=true"),
-        None,
-        &[],
     )
     .await;
     assert_eq!(l.status, 200, "{}", l.body);
@@ -144,27 +102,13 @@ async fn full_round_trip_with_the_hosted_shapes() {
         ]
     );
     assert_eq!(l.body["next_page"], Value::Null);
-    let p1 = req(a, "GET", &format!("{base}/memories?limit=1"), None, &[]).await;
+    let p1 = get(a, &format!("{base}/memories?limit=1")).await;
     let token = p1.body["next_page"].as_str().unwrap().to_owned();
-    let p2 = req(
-        a,
-        "GET",
-        &format!("{base}/memories?limit=1&page={token}"),
-        None,
-        &[],
-    )
-    .await;
+    let p2 = get(a, &format!("{base}/memories?limit=1&page={token}")).await;
     assert_eq!(p2.body["data"][0]["path"], "/dir/x/y");
 
     // Versions: newest first, filters, retrieve, redact (head refused).
-    let v = req(
-        a,
-        "GET",
-        &format!("{base}/memory_versions?memory_id={mid}"),
-        None,
-        &[],
-    )
-    .await;
+    let v = get(a, &format!("{base}/memory_versions?memory_id={mid}")).await;
     let vs = v.body["data"].as_array().unwrap();
     assert_eq!(vs.len(), 2);
     assert_eq!(vs[0]["operation"], "modified");
@@ -173,12 +117,9 @@ async fn full_round_trip_with_the_hosted_shapes() {
     let old = vs[1]["id"].as_str().unwrap().to_owned();
     let head = vs[0]["id"].as_str().unwrap().to_owned();
     let gte = vs[0]["created_at"].as_str().unwrap().replace('+', "%2B");
-    let since = req(
+    let since = get(
         a,
-        "GET",
         &format!("{base}/memory_versions?created_at%5Bgte%5D={gte}"),
-        None,
-        &[],
     )
     .await;
     assert_eq!(since.status, 200, "{}", since.body);
@@ -187,14 +128,7 @@ async fn full_round_trip_with_the_hosted_shapes() {
         2,
         "the head and the later create"
     );
-    let ret = req(
-        a,
-        "GET",
-        &format!("{base}/memory_versions/{old}"),
-        None,
-        &[],
-    )
-    .await;
+    let ret = get(a, &format!("{base}/memory_versions/{old}")).await;
     assert_eq!(ret.body["content"], "hi");
     let h = req(
         a,
@@ -237,41 +171,25 @@ async fn full_round_trip_with_the_hosted_shapes() {
     assert_eq!(d.body, json!({"id": mid, "type": "memory_deleted"}));
 
     // Update and archive the store; archived: memory writes are 400.
-    let u = req(
-        a,
-        "POST",
-        &base,
-        Some(&json!({"metadata": {"team": null, "k": "v"}})),
-        &[],
-    )
-    .await;
+    let u = post(a, &base, &json!({"metadata": {"team": null, "k": "v"}})).await;
     assert_eq!(u.body["metadata"], json!({"k": "v"}));
     let ar = req(a, "POST", &format!("{base}/archive"), None, &[]).await;
     assert!(ar.body["archived_at"].is_string());
-    let w = req(
+    let w = post(
         a,
-        "POST",
         &format!("{base}/memories"),
-        Some(&json!({"path": "/z", "content": "z"})),
-        &[],
+        &json!({"path": "/z", "content": "z"}),
     )
     .await;
     assert_eq!(w.status, 400);
     assert_eq!(w.error_type(), "invalid_request_error");
-    let ls = req(a, "GET", "/v1/memory_stores", None, &[]).await;
+    let ls = get(a, "/v1/memory_stores").await;
     assert_eq!(ls.body["data"], json!([]));
-    let ls = req(
-        a,
-        "GET",
-        "/v1/memory_stores?include_archived=true",
-        None,
-        &[],
-    )
-    .await;
+    let ls = get(a, "/v1/memory_stores?include_archived=true").await;
     assert_eq!(ls.body["data"][0]["id"], sid.as_str());
     let del = req(a, "DELETE", &base, None, &[]).await;
     assert_eq!(del.body, json!({"id": sid, "type": "memory_store_deleted"}));
-    let gone = req(a, "GET", &base, None, &[]).await;
+    let gone = get(a, &base).await;
     assert_eq!(gone.status, 404);
     assert_eq!(gone.error_type(), "not_found_error");
 }
