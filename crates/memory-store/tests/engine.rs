@@ -4,7 +4,8 @@
 #[path = "cases/engine/mod.rs"]
 mod cases;
 
-use memory_store::{CreateStore, EngineOptions, MemoryStores};
+use cases::store;
+use memory_store::{EngineOptions, MemoryStores};
 
 /// A new engine over a private in-memory database.
 async fn engine() -> MemoryStores {
@@ -17,16 +18,6 @@ async fn engine_with(options: EngineOptions) -> MemoryStores {
         memory_store::SqlitePersistence::open_in_memory().unwrap(),
         options,
     )
-}
-
-async fn store(e: &MemoryStores) -> String {
-    e.create_store(CreateStore {
-        name: "Test".into(),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .id
 }
 
 #[tokio::test]

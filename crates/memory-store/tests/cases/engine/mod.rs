@@ -19,7 +19,8 @@ mod memories;
 mod stores;
 mod versions;
 
-async fn store(e: &MemoryStores) -> String {
+/// Creates a store named `Test`; its id.
+pub(super) async fn store(e: &MemoryStores) -> String {
     e.create_store(CreateStore {
         name: "Test".into(),
         ..Default::default()
