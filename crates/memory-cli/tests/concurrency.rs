@@ -6,8 +6,8 @@
 mod common;
 
 use common::{
-    answers_of, assert_each_insert_once, exec_command, exec_lines, feed_and_wait, line, read_disk,
-    shared_inserts,
+    answers_of, assert_each_insert_once, cat, exec_command, exec_lines, feed_and_wait, line,
+    read_disk, shared_inserts,
 };
 use serde_json::{Value, json};
 
@@ -57,20 +57,7 @@ fn concurrent_inserts_from_several_processes_lose_nothing_on(dir: tempfile::Temp
 fn concurrent_inserts_on_one_sqlite_file_lose_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let url = format!("sqlite:{}", dir.path().join("memory.db").display());
-    inserts_from_several_processes_lose_nothing(&url, || {
-        let out = std::process::Command::new(common::MEMORY)
-            .args(["cat", "/memories/shared.md", "--store", &url])
-            .env_remove("MEMORY_STORE")
-            .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
-            .output()
-            .expect("memory cat");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    });
+    inserts_from_several_processes_lose_nothing(&url, || cat(&url, "/memories/shared.md"));
 }
 
 /// Several processes insert into one file at once; `read` gives the file's final content.

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::serve::{Server, try_serve};
 use common::{
-    answers_of, assert_each_insert_once, exec_command, exec_lines, feed_and_wait, line,
+    answers_of, assert_each_insert_once, cat, exec_command, exec_lines, feed_and_wait, line,
     shared_inserts,
 };
 use serde_json::{Value, json};
@@ -107,18 +107,7 @@ fn eight_processes_inserting_into_one_file_lose_nothing() {
             assert_eq!(a["is_error"], json!(false), "process {p} insert {i}: {a}");
         }
     }
-    let out = Command::new(common::MEMORY)
-        .args(["cat", "/memories/shared.md", "--store", &url])
-        .env_remove("MEMORY_STORE")
-        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
-        .output()
-        .expect("memory cat");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let content = String::from_utf8(out.stdout).unwrap();
+    let content = cat(&url, "/memories/shared.md");
     assert_each_insert_once(&content, PROCESSES, INSERTS_PER_PROCESS);
 }
 

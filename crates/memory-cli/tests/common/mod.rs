@@ -51,6 +51,23 @@ pub fn assert_each_insert_once(content: &str, processes: usize, inserts: usize) 
     assert_eq!(content.lines().count(), 1 + processes * inserts);
 }
 
+/// `memory cat PATH --store STORE` (without the caller's store or key variables): the file's
+/// text; fails the test unless the command succeeds.
+pub fn cat(store: &str, path: &str) -> String {
+    let out = Command::new(MEMORY)
+        .args(["cat", path, "--store", store])
+        .env_remove("MEMORY_STORE")
+        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+        .output()
+        .expect("memory cat");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// The `memory` binary cargo built for these tests.
 pub const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
 

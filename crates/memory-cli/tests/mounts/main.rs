@@ -26,25 +26,20 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// A `memory serve` on a free loopback port over `db`, stopped when dropped.
+/// A `memory serve` on a free loopback port over `db` ([`common::serve::serve`]), stopped
+/// when dropped.
 struct Server {
-    child: Child,
+    _running: common::serve::Server,
     addr: String,
 }
 
 impl Server {
     fn start(db: &Path) -> Server {
-        let mut child = Command::new(MEMORY)
-            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
-            .arg(db)
-            .env_remove("MEMORY_STORES_DB")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let addr =
-            common::serve::listening_address(&mut child).unwrap_or_else(|first| panic!("{first}"));
-        Server { child, addr }
+        let (running, addr) = common::serve::serve(db.to_str().unwrap());
+        Server {
+            _running: running,
+            addr,
+        }
     }
 
     /// Creates a store; its id.
@@ -52,13 +47,6 @@ impl Server {
         let body = json!({"name": name, "description": description}).to_string();
         let store = http(&self.addr, "POST", "/v1/memory_stores", &body);
         store["id"].as_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
