@@ -124,6 +124,18 @@ fn page_size(limit: Option<i64>, view: View) -> Result<usize> {
     })
 }
 
+/// A page of `data`, read with one row more than `limit`: the first `limit` rows, and when
+/// there were more, the cursor after the last of them.
+fn page_of<T>(mut data: Vec<T>, limit: usize, after: impl FnOnce(&T) -> Cursor) -> Page<T> {
+    let more = data.len() > limit;
+    data.truncate(limit);
+    let next_page = match data.last() {
+        Some(last) if more => Some(after(last).encode()),
+        _ => None,
+    };
+    Page { data, next_page }
+}
+
 /// The exclusive upper bound of the paths below `dir/` (`'0'` follows `'/'` in byte order).
 fn upper_of(dir_with_slash: &str) -> String {
     let mut s = dir_with_slash[..dir_with_slash.len() - 1].to_owned();

@@ -1,7 +1,7 @@
 //! The stores of [`MemoryStores`]: creating, retrieving, updating, listing, archiving and deleting
 //! a store.
 
-use super::{MemoryStores, page_size, store_in};
+use super::{MemoryStores, page_of, page_size, store_in};
 use crate::Timestamp;
 use crate::cursor::Cursor;
 use crate::error::{Reason, Result, StoreError};
@@ -96,7 +96,7 @@ impl<P: Persistence> MemoryStores<P> {
         let after = params.page.as_deref().map(Cursor::stores).transpose()?;
         let workspace = self.workspace.clone();
         self.blocking(false, move |tx| {
-            let mut data = tx.stores(&StoreScan {
+            let data = tx.stores(&StoreScan {
                 workspace,
                 created_at_gte: params.created_at_gte,
                 created_at_lte: params.created_at_lte,
@@ -104,19 +104,10 @@ impl<P: Persistence> MemoryStores<P> {
                 after,
                 limit: limit + 1,
             })?;
-            let more = data.len() > limit;
-            data.truncate(limit);
-            let next_page = match data.last() {
-                Some(last) if more => Some(
-                    Cursor::Stores {
-                        t: last.created_at.as_micros(),
-                        i: last.id.clone(),
-                    }
-                    .encode(),
-                ),
-                _ => None,
-            };
-            Ok(Page { data, next_page })
+            Ok(page_of(data, limit, |last| Cursor::Stores {
+                t: last.created_at.as_micros(),
+                i: last.id.clone(),
+            }))
         })
         .await
     }

@@ -1,6 +1,6 @@
 //! The versions of [`MemoryStores`]: listing, retrieving and redacting a memory's versions.
 
-use super::{MemoryStores, page_size, store_in, version_in};
+use super::{MemoryStores, page_of, page_size, store_in, version_in};
 use crate::Timestamp;
 use crate::cursor::Cursor;
 use crate::error::{Reason, Result, StoreError};
@@ -52,21 +52,12 @@ impl<P: Persistence> MemoryStores<P> {
         let ws = self.workspace.clone();
         self.blocking(false, move |tx| {
             store_in(tx, &ws, &store_id)?;
-            let mut data = tx.versions(&store_id, &scan)?;
-            let more = data.len() > limit;
-            data.truncate(limit);
-            let next_page = match data.last() {
-                Some(last) if more => Some(
-                    Cursor::Versions {
-                        s: store_id.clone(),
-                        t: last.created_at.as_micros(),
-                        i: last.id.clone(),
-                    }
-                    .encode(),
-                ),
-                _ => None,
-            };
-            Ok(Page { data, next_page })
+            let data = tx.versions(&store_id, &scan)?;
+            Ok(page_of(data, limit, |last| Cursor::Versions {
+                s: store_id.clone(),
+                t: last.created_at.as_micros(),
+                i: last.id.clone(),
+            }))
         })
         .await
     }
