@@ -42,18 +42,8 @@ async fn fixture() -> Fixture {
         .await
         .unwrap();
     let mounts = Mounts::new([
-        Mount::store(
-            StoreStorage::local(engine.clone(), &handbook, SESSION).unwrap(),
-            Access::ReadOnly,
-        )
-        .await
-        .unwrap(),
-        Mount::store(
-            StoreStorage::local(engine.clone(), &notes, SESSION).unwrap(),
-            Access::ReadWrite,
-        )
-        .await
-        .unwrap(),
+        store_mount(&engine, &handbook, Access::ReadOnly).await,
+        store_mount(&engine, &notes, Access::ReadWrite).await,
     ])
     .unwrap();
     Fixture {
@@ -62,6 +52,16 @@ async fn fixture() -> Fixture {
         notes,
         tool: MemoryTool::new(mounts),
     }
+}
+
+/// The store `id` of `engine` mounted with `access`, for the session [`SESSION`].
+async fn store_mount(engine: &MemoryStores, id: &str, access: Access) -> Mount {
+    Mount::store(
+        StoreStorage::local(engine.clone(), id, SESSION).unwrap(),
+        access,
+    )
+    .await
+    .unwrap()
 }
 
 async fn run(tool: &MemoryTool<Mounts>, input: Value) -> (String, bool) {

@@ -97,12 +97,7 @@ async fn search_spans_different_storages() {
         .unwrap();
     let mounts = Mounts::new([
         Mount::new("Scratch", scratch, Access::ReadOnly),
-        Mount::store(
-            StoreStorage::local(engine.clone(), &notes, SESSION).unwrap(),
-            Access::ReadWrite,
-        )
-        .await
-        .unwrap(),
+        store_mount(&engine, &notes, Access::ReadWrite).await,
     ])
     .unwrap();
     let hits = mounts

@@ -239,18 +239,8 @@ async fn renames_across_mounts_copy_then_delete() {
     let inbox = new_store(&engine, "Inbox", "").await;
     let projects = new_store(&engine, "Projects", "").await;
     let mounts = Mounts::new([
-        Mount::store(
-            StoreStorage::local(engine.clone(), &inbox, SESSION).unwrap(),
-            Access::ReadWrite,
-        )
-        .await
-        .unwrap(),
-        Mount::store(
-            StoreStorage::local(engine.clone(), &projects, SESSION).unwrap(),
-            Access::ReadWrite,
-        )
-        .await
-        .unwrap(),
+        store_mount(&engine, &inbox, Access::ReadWrite).await,
+        store_mount(&engine, &projects, Access::ReadWrite).await,
     ])
     .unwrap();
     let tool = MemoryTool::new(mounts);
