@@ -54,14 +54,7 @@ async fn create_memory_hash_size_version_and_never_overwrites() {
         other => panic!("{other:?}"),
     }
     assert_eq!(kind(&err), ("memory_path_conflict_error", 409));
-    assert_eq!(
-        e.retrieve_memory(&s, &m.id)
-            .await
-            .unwrap()
-            .content
-            .as_deref(),
-        Some("héllo")
-    );
+    assert_eq!(content_of(&e, &s, &m.id).await.as_deref(), Some("héllo"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

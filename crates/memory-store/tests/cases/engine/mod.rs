@@ -30,6 +30,11 @@ pub(super) async fn store(e: &MemoryStores) -> String {
     .id
 }
 
+/// The content of the memory `id` of the store `s`, as retrieved.
+async fn content_of(e: &MemoryStores, s: &str, id: &str) -> Option<String> {
+    e.retrieve_memory(s, id).await.unwrap().content
+}
+
 fn kind(e: &StoreError) -> (&'static str, u16) {
     (e.error_type(), e.status())
 }

@@ -259,14 +259,7 @@ async fn archived_store_rules() {
         .unwrap_err();
     assert_eq!(kind(&err), ("invalid_request_error", 400));
     // Reads, deletes, redactions still work.
-    assert_eq!(
-        e.retrieve_memory(&s, &m.id)
-            .await
-            .unwrap()
-            .content
-            .as_deref(),
-        Some("v2")
-    );
+    assert_eq!(content_of(&e, &s, &m.id).await.as_deref(), Some("v2"));
     assert_eq!(
         e.list_memories(&s, ListMemories::default())
             .await
@@ -412,11 +405,7 @@ async fn stores_belong_to_the_workspace_that_made_them() {
     assert!(b.list_stores(all).await.unwrap().data.is_empty());
     // Its own workspace still has everything.
     assert_eq!(
-        a.retrieve_memory(&in_a, &m.id)
-            .await
-            .unwrap()
-            .content
-            .as_deref(),
+        content_of(&a, &in_a, &m.id).await.as_deref(),
         Some("secret")
     );
     a.delete_store(&in_a).await.unwrap();
