@@ -5,9 +5,10 @@
 
 mod common;
 
-use std::collections::HashMap;
-
-use common::{answers_of, exec_command, exec_lines, feed_and_wait, line, read_disk};
+use common::{
+    answers_of, assert_each_insert_once, cat, exec_command, exec_lines, feed_and_wait, line,
+    read_disk, shared_inserts,
+};
 use serde_json::{Value, json};
 
 const PROCESSES: usize = 3;
@@ -56,20 +57,7 @@ fn concurrent_inserts_from_several_processes_lose_nothing_on(dir: tempfile::Temp
 fn concurrent_inserts_on_one_sqlite_file_lose_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let url = format!("sqlite:{}", dir.path().join("memory.db").display());
-    inserts_from_several_processes_lose_nothing(&url, || {
-        let out = std::process::Command::new(common::MEMORY)
-            .args(["cat", "/memories/shared.md", "--store", &url])
-            .env_remove("MEMORY_STORE")
-            .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
-            .output()
-            .expect("memory cat");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    });
+    inserts_from_several_processes_lose_nothing(&url, || cat(&url, "/memories/shared.md"));
 }
 
 /// Several processes insert into one file at once; `read` gives the file's final content.
@@ -83,22 +71,7 @@ fn inserts_from_several_processes_lose_nothing(url: &str, read: impl Fn() -> Str
     );
     assert_eq!(created[0]["is_error"], json!(false), "{}", created[0]);
 
-    let inputs: Vec<String> = (0..PROCESSES)
-        .map(|p| {
-            (0..INSERTS_PER_PROCESS)
-                .map(|i| {
-                    // Alternate between the top and just below the header.
-                    let at = i % 2;
-                    line(json!({
-                        "command": "insert",
-                        "path": "/memories/shared.md",
-                        "insert_line": at,
-                        "insert_text": format!("p{p}-i{i}"),
-                    })) + "\n"
-                })
-                .collect()
-        })
-        .collect();
+    let inputs = shared_inserts(PROCESSES, INSERTS_PER_PROCESS);
     let results = run_concurrently(&url, inputs);
     for (p, answers) in results.iter().enumerate() {
         for (i, a) in answers.iter().enumerate() {
@@ -111,18 +84,7 @@ fn inserts_from_several_processes_lose_nothing(url: &str, read: impl Fn() -> Str
     }
 
     let content = read();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for l in content.lines() {
-        *seen.entry(l).or_default() += 1;
-    }
-    assert_eq!(seen.get("header"), Some(&1));
-    for p in 0..PROCESSES {
-        for i in 0..INSERTS_PER_PROCESS {
-            let want = format!("p{p}-i{i}");
-            assert_eq!(seen.get(want.as_str()), Some(&1), "{want} lost or doubled");
-        }
-    }
-    assert_eq!(content.lines().count(), 1 + PROCESSES * INSERTS_PER_PROCESS);
+    assert_each_insert_once(&content, PROCESSES, INSERTS_PER_PROCESS);
     assert!(content.ends_with('\n'));
 
     // Each process kept its own order: its inserts at line 0 appear newest first.

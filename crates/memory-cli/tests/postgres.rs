@@ -16,7 +16,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::serve::{Server, try_serve};
-use common::{answers_of, exec_command, exec_lines, feed_and_wait, line};
+use common::{
+    answers_of, assert_each_insert_once, cat, exec_command, exec_lines, feed_and_wait, line,
+    shared_inserts,
+};
 use serde_json::{Value, json};
 
 const PROCESSES: usize = 8;
@@ -84,20 +87,7 @@ fn eight_processes_inserting_into_one_file_lose_nothing() {
         )],
     );
     assert_eq!(created[0]["is_error"], json!(false), "{}", created[0]);
-    let inputs: Vec<String> = (0..PROCESSES)
-        .map(|p| {
-            (0..INSERTS_PER_PROCESS)
-                .map(|i| {
-                    line(json!({
-                        "command": "insert",
-                        "path": "/memories/shared.md",
-                        "insert_line": i % 2,
-                        "insert_text": format!("p{p}-i{i}"),
-                    })) + "\n"
-                })
-                .collect()
-        })
-        .collect();
+    let inputs = shared_inserts(PROCESSES, INSERTS_PER_PROCESS);
     // Every process first, then the input, so that their edits overlap.
     let children: Vec<Child> = inputs
         .iter()
@@ -117,30 +107,8 @@ fn eight_processes_inserting_into_one_file_lose_nothing() {
             assert_eq!(a["is_error"], json!(false), "process {p} insert {i}: {a}");
         }
     }
-    let out = Command::new(common::MEMORY)
-        .args(["cat", "/memories/shared.md", "--store", &url])
-        .env_remove("MEMORY_STORE")
-        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
-        .output()
-        .expect("memory cat");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let content = String::from_utf8(out.stdout).unwrap();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for l in content.lines() {
-        *seen.entry(l).or_default() += 1;
-    }
-    assert_eq!(seen.get("header"), Some(&1));
-    for p in 0..PROCESSES {
-        for i in 0..INSERTS_PER_PROCESS {
-            let want = format!("p{p}-i{i}");
-            assert_eq!(seen.get(want.as_str()), Some(&1), "{want} lost or doubled");
-        }
-    }
-    assert_eq!(content.lines().count(), 1 + PROCESSES * INSERTS_PER_PROCESS);
+    let content = cat(&url, "/memories/shared.md");
+    assert_each_insert_once(&content, PROCESSES, INSERTS_PER_PROCESS);
 }
 
 /// Stops the server the way an operator does (SIGTERM), and waits for it.

@@ -1,36 +1,12 @@
 //! `memory run` against a fake Messages API on a loopback port: the real binary, a real store.
 
-use std::process::{Command, Output};
-use std::time::Duration;
+mod common;
 
 use memory_runner::testing::{FakeApi, Reply, tool_use};
 use serde_json::json;
 
-const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
-
-/// Runs `memory run ARGS` with the fake API's URL and a test key, off the async runtime so the
-/// fake keeps serving.
-async fn memory_run(api: Option<&FakeApi>, args: &[&str]) -> Output {
-    let mut cmd = Command::new(MEMORY);
-    cmd.arg("run")
-        .args(args)
-        .env_remove("MEMORY_STORE")
-        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_AUTH_TOKEN")
-        .env_remove("ANTHROPIC_BASE_URL")
-        .env("RUST_LOG", "warn");
-    if let Some(api) = api {
-        cmd.env("ANTHROPIC_API_KEY", "sk-cli-test")
-            .env("ANTHROPIC_BASE_URL", api.url());
-    }
-    let child = tokio::task::spawn_blocking(move || cmd.output());
-    tokio::time::timeout(Duration::from_secs(60), child)
-        .await
-        .expect("memory run finished in time")
-        .expect("join")
-        .expect("start memory")
-}
+use common::MEMORY;
+use common::run::memory_run;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

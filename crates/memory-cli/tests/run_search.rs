@@ -1,30 +1,12 @@
 //! `memory run --search`: Claude gets the `memory_search` tool beside `memory`, over the same
 //! store, against a fake Messages API on a loopback port.
 
-use std::process::{Command, Output};
-use std::time::Duration;
+mod common;
 
 use memory_runner::testing::{FakeApi, Reply, end_turn, tool_use};
 use serde_json::json;
 
-const MEMORY: &str = env!("CARGO_BIN_EXE_memory");
-
-async fn memory_run(api: &FakeApi, args: &[&str]) -> Output {
-    let mut cmd = Command::new(MEMORY);
-    cmd.arg("run")
-        .args(args)
-        .env_remove("MEMORY_STORE")
-        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
-        .env("RUST_LOG", "warn")
-        .env("ANTHROPIC_API_KEY", "sk-cli-test")
-        .env("ANTHROPIC_BASE_URL", api.url());
-    let child = tokio::task::spawn_blocking(move || cmd.output());
-    tokio::time::timeout(Duration::from_secs(60), child)
-        .await
-        .expect("memory run finished in time")
-        .expect("join")
-        .expect("start memory")
-}
+use common::run::memory_run;
 
 #[cfg(feature = "fs")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,7 +36,7 @@ async fn search_flag_adds_the_search_tool_over_the_same_store() {
     ])
     .await;
     let out = memory_run(
-        &api,
+        Some(&api),
         &[
             "--store",
             store.to_str().unwrap(),
@@ -100,7 +82,7 @@ async fn without_the_flag_only_the_memory_tool_is_offered() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     let api = FakeApi::start(vec![Reply::message(end_turn("Hi."))]).await;
-    let out = memory_run(&api, &["--store", store.to_str().unwrap(), "Hello"]).await;
+    let out = memory_run(Some(&api), &["--store", store.to_str().unwrap(), "Hello"]).await;
     assert!(
         out.status.success(),
         "{}",

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::s3::{point_at, s3_bucket};
-use common::{answers_of, exec_command, feed_and_wait, line};
+use common::{answers_of, exec_command, feed_and_wait, line, shared_inserts};
 use serde_json::{Value, json};
 
 const PROCESSES: usize = 4;
@@ -73,20 +73,7 @@ fn processes_on_one_s3_store_lose_no_edit() {
     );
     assert_eq!(created["is_error"], json!(false), "{created}");
 
-    let inputs: Vec<String> = (0..PROCESSES)
-        .map(|p| {
-            (0..INSERTS_PER_PROCESS)
-                .map(|i| {
-                    line(json!({
-                        "command": "insert",
-                        "path": "/memories/shared.md",
-                        "insert_line": i % 2,
-                        "insert_text": format!("p{p}-i{i}"),
-                    })) + "\n"
-                })
-                .collect()
-        })
-        .collect();
+    let inputs = shared_inserts(PROCESSES, INSERTS_PER_PROCESS);
     for (p, answers) in run_concurrently(&url, &endpoint, inputs).iter().enumerate() {
         for (i, a) in answers.iter().enumerate() {
             assert_eq!(

@@ -7,17 +7,21 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool};
 use memory_core::options::{StoreOptions, SyncMode};
-use memory_core::search::{
-    IndexTerm, ParsedQuery, Ranker, SearchHit, SearchQuery, is_searchable, searchable_text,
-    tokenize,
-};
+use memory_core::search::{Ranker, SearchHit, SearchQuery, is_searchable, searchable_text};
 use memory_core::{
     Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
 };
 
 use crate::config::Settings;
 use crate::error::{self, BadRow, PostgresOpenError, RenameTooLong, backend};
-use crate::schema::quoted;
+
+mod sql;
+#[cfg(test)]
+mod tests;
+mod words;
+
+use sql::Sql;
+use words::{tsquery, tsvector};
 
 /// A memory store in a PostgreSQL database: one row per file in the table `files` of a
 /// schema (`?schema=`, default `memory`), keyed by the store's root name (`?root=`, default
@@ -76,123 +80,6 @@ impl fmt::Display for PostgresStorage {
     }
 }
 
-/// The statements, with the schema name filled in. `$1` is always the root.
-struct Sql {
-    read: String,
-    stat: String,
-    file_ancestor: String,
-    has_below: String,
-    lock_root: String,
-    insert_root: String,
-    create: String,
-    upsert: String,
-    replace: String,
-    compare_and_swap: String,
-    delete_file: String,
-    delete_below: String,
-    list: String,
-    count: String,
-    sources: String,
-    move_files: String,
-    search_scope: String,
-    search: String,
-    unindexed: String,
-    any_unindexed: String,
-    index_words: String,
-    set_modified: String,
-}
-
-impl Sql {
-    fn new(schema: &str) -> Self {
-        let s = quoted(schema);
-        let next = format!("nextval('{s}.versions')");
-        Sql {
-            read: format!("SELECT contents, version FROM {s}.files WHERE root = $1 AND path = $2"),
-            // One statement, so the file and the directory test see one snapshot.
-            stat: format!(
-                "SELECT f.size, f.modified,
-                        EXISTS (SELECT 1 FROM {s}.files b WHERE b.root = $1 AND b.path > $3 AND b.path < $4)
-                 FROM (SELECT 1) AS one LEFT JOIN {s}.files f ON f.root = $1 AND f.path = $2"
-            ),
-            // Ancestors are prefixes, so in byte order the outermost comes first.
-            file_ancestor: format!(
-                "SELECT path FROM {s}.files WHERE root = $1 AND path = ANY ($2::text[]) ORDER BY path LIMIT 1"
-            ),
-            has_below: format!(
-                "SELECT EXISTS (SELECT 1 FROM {s}.files WHERE root = $1 AND path > $2 AND path < $3)"
-            ),
-            lock_root: format!("SELECT 1 FROM {s}.roots WHERE root = $1 FOR UPDATE"),
-            insert_root: format!(
-                "INSERT INTO {s}.roots (root) VALUES ($1) ON CONFLICT (root) DO NOTHING"
-            ),
-            create: format!(
-                "INSERT INTO {s}.files (root, path, contents, size, version, modified, words)
-                 VALUES ($1, $2, $3, $4, {next}, now(), $5::text::tsvector)
-                 ON CONFLICT (root, path) DO NOTHING RETURNING version"
-            ),
-            upsert: format!(
-                "INSERT INTO {s}.files (root, path, contents, size, version, modified, words)
-                 VALUES ($1, $2, $3, $4, {next}, now(), $5::text::tsvector)
-                 ON CONFLICT (root, path) DO UPDATE SET contents = excluded.contents,
-                     size = excluded.size, version = excluded.version, modified = excluded.modified,
-                     words = excluded.words
-                 RETURNING version"
-            ),
-            replace: format!(
-                "UPDATE {s}.files SET contents = $3, size = $4, version = {next}, modified = now(),
-                     words = $5::text::tsvector
-                 WHERE root = $1 AND path = $2 RETURNING version"
-            ),
-            compare_and_swap: format!(
-                "UPDATE {s}.files SET contents = $3, size = $4, version = {next}, modified = now(),
-                     words = $6::text::tsvector
-                 WHERE root = $1 AND path = $2 AND version = $5 RETURNING version"
-            ),
-            delete_file: format!("DELETE FROM {s}.files WHERE root = $1 AND path = $2"),
-            delete_below: format!(
-                "DELETE FROM {s}.files WHERE root = $1 AND path > $2 AND path < $3"
-            ),
-            list: format!(
-                "SELECT path, size, modified FROM {s}.files
-                 WHERE root = $1 AND path > $2 AND path < $3 ORDER BY path"
-            ),
-            count: format!("SELECT count(*) FROM {s}.files WHERE root = $1"),
-            sources: format!(
-                "SELECT path FROM {s}.files WHERE root = $1 AND (path = $2 OR (path > $3 AND path < $4))
-                 ORDER BY path"
-            ),
-            move_files: format!(
-                "UPDATE {s}.files AS f SET path = m.target, version = {next}
-                 FROM unnest($2::text[], $3::text[]) AS m (source, target)
-                 WHERE f.root = $1 AND f.path = m.source"
-            ),
-            // The files a search covers, counted for the ranking's idf.
-            search_scope: format!(
-                "SELECT path FROM {s}.files WHERE root = $1 AND path > $2 AND path < $3"
-            ),
-            // The candidates; memory-core's Ranker then checks and ranks each.
-            search: format!(
-                "SELECT path, contents FROM {s}.files
-                 WHERE root = $1 AND path > $2 AND path < $3 AND words @@ $4::text::tsquery"
-            ),
-            unindexed: format!(
-                "SELECT path, contents, version FROM {s}.files WHERE root = $1 AND words IS NULL"
-            ),
-            any_unindexed: format!(
-                "SELECT EXISTS (SELECT 1 FROM {s}.files WHERE root = $1 AND words IS NULL)"
-            ),
-            // Only the version read: a write in between wrote its own words.
-            index_words: format!(
-                "UPDATE {s}.files SET words = $4::text::tsvector
-                 WHERE root = $1 AND path = $2 AND version = $3 AND words IS NULL"
-            ),
-            set_modified: format!(
-                "UPDATE {s}.files SET modified = $3 WHERE root = $1 AND path = $2"
-            ),
-        }
-    }
-}
-
 /// Bounds of the rows strictly below `dir`: `dir/ < path < dir0` in byte order (`'0'` follows
 /// `'/'`), a range on the primary key that matches whole segments and needs no `LIKE` escaping.
 /// The columns' `COLLATE "C"` makes the comparison byte order whatever the database's collation.
@@ -206,89 +93,6 @@ fn size_of(contents: &[u8]) -> i64 {
 
 fn version(v: i64) -> Version {
     Version::new(v.to_string())
-}
-
-/// Longest lexeme PostgreSQL keeps (bytes); a longer word is left out of `words`.
-const MAX_LEXEME_BYTES: usize = 2_046;
-/// Most lexeme bytes one tsvector holds here (PostgreSQL's limit is just under 1 MiB); words
-/// first seen past it are left out.
-const MAX_TSVECTOR_BYTES: usize = 1_000_000;
-/// Most positions PostgreSQL keeps per lexeme, and the largest position.
-const MAX_POSITIONS: usize = 256;
-const MAX_POSITION: usize = 16_383;
-
-/// A file's words as a tsvector literal: memory-core's folded tokens, each with its positions
-/// (kept from when `ts_rank` ranked); empty for content that is not UTF-8. Tokens hold only letters, digits and
-/// marks, so quoting them needs no escapes.
-fn tsvector(contents: &[u8]) -> String {
-    let Some(text) = searchable_text(contents) else {
-        return String::new();
-    };
-    let mut order: Vec<String> = Vec::new();
-    let mut positions: std::collections::HashMap<String, Vec<usize>> =
-        std::collections::HashMap::new();
-    let mut bytes = 0;
-    for (i, token) in tokenize(text).into_iter().enumerate() {
-        if token.text.len() > MAX_LEXEME_BYTES {
-            continue;
-        }
-        let position = (i + 1).min(MAX_POSITION);
-        match positions.get_mut(&token.text) {
-            Some(list) if list.len() < MAX_POSITIONS && list.last() != Some(&position) => {
-                list.push(position);
-            }
-            Some(_) => {}
-            None if bytes + token.text.len() <= MAX_TSVECTOR_BYTES => {
-                bytes += token.text.len();
-                order.push(token.text.clone());
-                positions.insert(token.text, vec![position]);
-            }
-            None => {}
-        }
-    }
-    let mut out = String::with_capacity(bytes * 2);
-    for word in &order {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push('\'');
-        out.push_str(word);
-        out.push_str("':");
-        let list = &positions[word];
-        for (i, p) in list.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(&p.to_string());
-        }
-    }
-    out
-}
-
-/// The tsquery that selects candidates: the query's index terms OR-ed, a prefix as `'dep':*`,
-/// a phrase as its words AND-ed (not `<->`: positions past PostgreSQL's limit would hide a
-/// file), so the rows found are a superset of the hits. Words hold only letters, digits and
-/// marks, so quoting them needs no escapes.
-fn tsquery(parsed: &ParsedQuery) -> String {
-    let lexeme = |word: &str, prefix: bool| format!("'{word}'{}", if prefix { ":*" } else { "" });
-    parsed
-        .index_terms()
-        .iter()
-        .map(|term| match term {
-            IndexTerm::Word(word) => lexeme(word, false),
-            IndexTerm::Prefix(prefix) => lexeme(prefix, true),
-            IndexTerm::Phrase { words, prefix } => {
-                let last = words.len() - 1;
-                let all: Vec<String> = words
-                    .iter()
-                    .enumerate()
-                    .map(|(i, w)| lexeme(w, *prefix && i == last))
-                    .collect();
-                format!("({})", all.join(" & "))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" | ")
 }
 
 impl PostgresStorage {
@@ -962,44 +766,5 @@ impl PostgresStorage {
         }
         tracing::debug!(store = %self, indexed = rows.len(), "indexed rows changed behind the store's back");
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The server refuses a write on a read-only store's sessions, whatever the code above
-    /// sends: a statement on its own, and one in a transaction begun without `READ WRITE`.
-    /// Needs the test PostgreSQL (`scripts/pg-test-server.sh run -- ...`).
-    #[tokio::test]
-    async fn read_only_sessions_refuse_writes_on_the_server() {
-        let url = std::env::var("MEMORY_TEST_POSTGRES_URL").expect(
-            "MEMORY_TEST_POSTGRES_URL is not set: run `scripts/pg-test-server.sh run -- cargo test -p memory-layer-postgres`",
-        );
-        let sep = if url.contains('?') { '&' } else { '?' };
-        let url = format!("{url}{sep}schema=memory_tests&root=read_only_sessions");
-        // The read-write open makes the schema and the root; the read-only one then opens.
-        PostgresStorage::from_url(&url, StoreOptions::new())
-            .await
-            .unwrap();
-        let store = PostgresStorage::from_url_read_only(&url, StoreOptions::new())
-            .await
-            .unwrap();
-        let mut client = store.client().await.unwrap();
-        let insert = "INSERT INTO memory_tests.roots (root) VALUES ('read_only_sessions_x')";
-        let e = client.execute(insert, &[]).await.unwrap_err();
-        assert_eq!(
-            e.code(),
-            Some(&tokio_postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION),
-            "{e:?}"
-        );
-        let tx = client.transaction().await.unwrap();
-        let e = tx.execute(insert, &[]).await.unwrap_err();
-        assert_eq!(
-            e.code(),
-            Some(&tokio_postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION),
-            "{e:?}"
-        );
     }
 }

@@ -1,11 +1,11 @@
-//! memory-store's engine rules (memory-store's tests/cases/engine.rs, the same cases its
+//! memory-store's engine rules (memory-store's tests/cases/engine/, the same cases its
 //! SQLite test runs) over `PostgresPersistence`, each test on a schema of its own.
 
 #![cfg(feature = "stores")]
 
 mod common;
 
-#[path = "../../memory-store/tests/cases/engine.rs"]
+#[path = "../../memory-store/tests/cases/engine/mod.rs"]
 mod cases;
 
 use memory_core::options::StoreOptions as UrlOptions;

@@ -1,9 +1,8 @@
 //! [`ObjectStoreStorage`]: the `Storage` trait over any `object_store::ObjectStore`.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -19,8 +18,14 @@ use object_store::{
 
 use crate::count::{Change, CounterState, counter_path};
 use crate::error::S3Error;
-use crate::folders::{CreateKeys, FolderFacts};
+use crate::folders::FolderFacts;
 use crate::foreign::Skipped;
+
+mod create;
+mod views;
+
+use create::{Announced, writable};
+use views::{CachedView, ViewCache};
 
 /// How many objects a directory rename copies at once.
 const COPY_CONCURRENCY: usize = 8;
@@ -318,163 +323,6 @@ impl ObjectStoreStorage {
         self.folders.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The keys a create's checks are about (see `folders`).
-    fn create_keys(&self, path: &MemoryPath, key: &Path) -> Result<CreateKeys> {
-        let mut ancestors = Vec::new();
-        let mut parent = self.base.clone();
-        for ancestor in path.ancestors() {
-            let ancestor = self.key(&ancestor)?;
-            ancestors.push((ancestor.clone(), parent));
-            parent = ancestor;
-        }
-        Ok(CreateKeys {
-            ancestors,
-            parent,
-            file: key.clone(),
-        })
-    }
-
-    /// The checks of a create, learning what they find under `generation` (see `folders`):
-    /// one HEAD per ancestor and one LIST, all at once. The LIST is of the file's folder with
-    /// delimiter `/` (so that its subfolders are known after) while the last change of the
-    /// counter met no other writer's and that folder is not known yet; otherwise it is of the
-    /// path's own prefix (one short page, whatever the folder holds).
-    async fn check_create(
-        &self,
-        path: &MemoryPath,
-        keys: &CreateKeys,
-        generation: u64,
-    ) -> Result<()> {
-        let sent = Instant::now();
-        let heads = futures_util::future::try_join_all(
-            keys.ancestors
-                .iter()
-                .map(|(ancestor, _)| self.head(ancestor)),
-        );
-        let learn =
-            self.counter_quiet() && !self.folder_facts().knows_folder(generation, &keys.parent);
-        let is_dir = async {
-            if !learn {
-                return self.has_children(&keys.file).await;
-            }
-            let asked = self.folder_facts().asking(&keys.parent);
-            let listed = self
-                .store
-                .list_with_delimiter(Some(&keys.parent))
-                .await
-                .map_err(|e| self.request_error("LIST", &keys.parent, e))?;
-            let dirs: HashSet<Path> = listed.common_prefixes.into_iter().collect();
-            let listed_as_dir = dirs.contains(&keys.file);
-            self.folder_facts()
-                .learn_folder(generation, keys.parent.clone(), dirs, sent, asked);
-            if listed_as_dir {
-                // Objects below it, but maybe only foreign ones (which make no folder).
-                self.has_children(&keys.file).await
-            } else {
-                Ok(false)
-            }
-        };
-        let (found, is_dir) = futures_util::try_join!(heads, is_dir)?;
-        {
-            let mut facts = self.folder_facts();
-            for ((ancestor, _), meta) in keys.ancestors.iter().zip(&found) {
-                if meta.is_none() {
-                    facts.learn_not_file(generation, ancestor.clone(), sent);
-                }
-            }
-        }
-        let file_above = path
-            .ancestors()
-            .into_iter()
-            .zip(&found)
-            .find_map(|(ancestor, meta)| meta.as_ref().map(|_| ancestor));
-        writable(path, file_above, is_dir)
-    }
-
-    /// Create-if-absent under the counter: checks, a place reserved (below `limit`), the
-    /// conditional PUT, the place given back if the PUT fails.
-    ///
-    /// When this process's folder facts answer both checks, only the reservation is sent
-    /// before the PUT, and it proves the facts still hold: it is a conditional PUT of the
-    /// counter, which every writer changes before adding a file; if it finds another writer's
-    /// change, the checks are sent after all (see `folders` for the argument).
-    async fn create(
-        &self,
-        path: &MemoryPath,
-        key: &Path,
-        contents: Vec<u8>,
-        limit: Option<usize>,
-    ) -> Result<Version> {
-        let keys = self.create_keys(path, key)?;
-        let generation = self.counter_generation();
-        let known = {
-            let mut facts = self.folder_facts();
-            let known = facts.cover(generation, &keys);
-            facts.adding_file(&keys);
-            known
-        };
-        let _announced = Announced {
-            storage: self,
-            keys: &keys,
-        };
-        let (checked, reserved) = if known {
-            let reserved = self.change_count(1, limit).await;
-            let checked = match &reserved {
-                // No other writer changed the counter since the facts were learned.
-                Ok(Some(put_in)) if *put_in == generation => Ok(()),
-                Ok(_) => {
-                    self.check_create(path, &keys, self.counter_generation())
-                        .await
-                }
-                Err(_) => Ok(()),
-            };
-            (checked, reserved)
-        } else {
-            // The checks and the reservation at once: the create costs the longer of the
-            // two, then the PUT.
-            futures_util::join!(
-                self.check_create(path, &keys, generation),
-                self.change_count(1, limit)
-            )
-        };
-        if let Err(e) = checked {
-            if reserved.is_ok() {
-                self.release(1).await;
-            }
-            return Err(e);
-        }
-        match reserved {
-            Ok(_) => {}
-            // A full store still says that a taken path is taken.
-            Err(full @ Error::StoreFull { .. }) => {
-                return Err(match self.head(key).await? {
-                    Some(_) => Error::AlreadyExists { path: path.clone() },
-                    None => full,
-                });
-            }
-            Err(e) => return Err(e),
-        }
-        let options = PutOptions {
-            mode: PutMode::Create,
-            ..PutOptions::default()
-        };
-        let bytes = Bytes::from(contents);
-        let put = self
-            .store
-            .put_opts(key, PutPayload::from(bytes.clone()), options)
-            .await;
-        if put.is_err() {
-            self.release(1).await;
-        }
-        match put {
-            Ok(result) => self.remember(key, bytes, result.e_tag, result.version),
-            Err(object_store::Error::AlreadyExists { .. }) => {
-                Err(Error::AlreadyExists { path: path.clone() })
-            }
-            Err(e) => Err(self.request_error("PUT", key, e)),
-        }
-    }
-
     /// Step 4 and 5 of a rename: the copies, then the deletes of the sources.
     async fn copy_all(
         &self,
@@ -543,31 +391,6 @@ impl ObjectStoreStorage {
             .await
     }
 
-    fn views(&self) -> std::sync::MutexGuard<'_, ViewCache> {
-        // A cache of whole entries, each changed in one step: usable after a panic elsewhere.
-        self.views.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The version of what was just written, and the bytes kept for the next view.
-    fn remember(
-        &self,
-        key: &Path,
-        contents: Bytes,
-        e_tag: Option<String>,
-        version: Option<String>,
-    ) -> Result<Version> {
-        let token = self.version_of(key, e_tag.clone(), version.clone())?;
-        self.views().put(
-            key,
-            CachedView {
-                e_tag,
-                version,
-                contents,
-            },
-        );
-        Ok(token)
-    }
-
     /// Deletes every key, in the store's batches (S3: one request per 1,000 keys).
     async fn delete_keys(&self, keys: Vec<Path>) -> Result<()> {
         if keys.is_empty() {
@@ -590,75 +413,6 @@ impl ObjectStoreStorage {
             }
         }
         Ok(())
-    }
-}
-
-/// Most files the view cache keeps, and most bytes in all.
-const VIEW_CACHE_FILES: usize = 64;
-const VIEW_CACHE_BYTES: usize = 1 << 20;
-
-/// A file as last read or written: its ETag (and version id) and bytes.
-#[derive(Clone)]
-struct CachedView {
-    e_tag: Option<String>,
-    version: Option<String>,
-    contents: Bytes,
-}
-
-/// A small bounded cache of files lately read or written, so that a repeated view of an
-/// unchanged file costs a `304 Not Modified` instead of the bytes. It is always revalidated
-/// (never answers without asking the server), so it can never serve stale content; the oldest
-/// entries go first when it holds more than [`VIEW_CACHE_FILES`] files or
-/// [`VIEW_CACHE_BYTES`] bytes.
-#[derive(Default)]
-struct ViewCache {
-    entries: std::collections::VecDeque<(Path, CachedView)>,
-    bytes: usize,
-}
-
-impl ViewCache {
-    fn get(&self, key: &Path) -> Option<CachedView> {
-        self.entries
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-    }
-
-    fn remove(&mut self, key: &Path) {
-        if let Some(at) = self.entries.iter().position(|(k, _)| k == key)
-            && let Some((_, old)) = self.entries.remove(at)
-        {
-            self.bytes -= old.contents.len();
-        }
-    }
-
-    fn put(&mut self, key: &Path, view: CachedView) {
-        self.remove(key);
-        if view.e_tag.is_none() || view.contents.len() > VIEW_CACHE_BYTES / 4 {
-            return;
-        }
-        self.bytes += view.contents.len();
-        self.entries.push_back((key.clone(), view));
-        while self.entries.len() > VIEW_CACHE_FILES || self.bytes > VIEW_CACHE_BYTES {
-            match self.entries.pop_front() {
-                Some((_, old)) => self.bytes -= old.contents.len(),
-                None => break,
-            }
-        }
-    }
-}
-
-/// A file this process is putting, announced to its folder facts
-/// ([`FolderFacts::adding_file`]); the end is announced when this is dropped, whatever the
-/// outcome (a cancelled create included).
-struct Announced<'a> {
-    storage: &'a ObjectStoreStorage,
-    keys: &'a CreateKeys,
-}
-
-impl Drop for Announced<'_> {
-    fn drop(&mut self) {
-        self.storage.folder_facts().added_file(self.keys);
     }
 }
 
@@ -964,19 +718,4 @@ impl Storage for ObjectStoreStorage {
     fn capabilities(&self) -> memory_core::Capabilities {
         memory_core::Capabilities::FULL
     }
-}
-
-/// What a create's checks found, as its answer: a file above the path refuses it
-/// (`ParentIsFile`), a folder at the path too (`AlreadyExists`).
-fn writable(path: &MemoryPath, file_above: Option<MemoryPath>, is_dir: bool) -> Result<()> {
-    if let Some(parent) = file_above {
-        return Err(Error::ParentIsFile {
-            path: path.clone(),
-            parent,
-        });
-    }
-    if is_dir {
-        return Err(Error::AlreadyExists { path: path.clone() });
-    }
-    Ok(())
 }

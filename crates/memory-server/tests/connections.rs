@@ -1,39 +1,19 @@
 //! Connections that never finish: real sockets on 127.0.0.1, short configured timeouts, and
 //! bounds on every wait so a regression fails instead of hanging.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use memory_server::ServerConfig;
-use memory_store::MemoryStores;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
+use tokio::net::TcpStream;
+
+use common::start;
 
 /// Longest any test waits for something that should happen.
 const BOUND: Duration = Duration::from_secs(10);
-
-struct Server {
-    addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    task: JoinHandle<std::io::Result<()>>,
-}
-
-async fn start(config: ServerConfig) -> Server {
-    let engine = MemoryStores::open_in_memory().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = oneshot::channel::<()>();
-    let task = tokio::spawn(memory_server::serve(listener, engine, config, async {
-        let _ = rx.await;
-    }));
-    Server {
-        addr,
-        stop: Some(tx),
-        task,
-    }
-}
 
 /// Timeouts long enough that nothing closes on its own during a test.
 fn patient() -> ServerConfig {

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use memory_core::search::{SearchHit, SearchQuery};
@@ -11,7 +11,6 @@ use memory_core::{
     Capabilities, Entry, Error, FileMeta, Listing, MemoryPath, Result, Storage, StoredFile,
     Version, WriteMode,
 };
-use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::error::{JobError, SqliteError};
@@ -20,6 +19,15 @@ use crate::pool::{Ctx, Pool};
 use crate::schema;
 use crate::search::{has_stale, index_stale, index_words, search_rows};
 use crate::writer::{Job, Pending, ReadJob, WriteJob, Writer};
+
+mod clear;
+mod rows;
+
+pub(crate) use rows::{below, blob, memory_path};
+use rows::{
+    check_create, count_files, file_ancestor, file_row, insert, is_dir, next_version, now_ms,
+    to_time,
+};
 
 /// A memory store in one SQLite database file.
 ///
@@ -305,44 +313,6 @@ impl SqliteStorage {
         &self.inner.options
     }
 
-    /// Empties the search index (FTS5's `delete-all`) and scrubs the database's files of
-    /// every word it held, and of anything else deleted or overwritten before: the
-    /// connection deletes securely (`secure_delete`), the database is rebuilt (`VACUUM`), and
-    /// the write-ahead log is checkpointed and truncated to nothing
-    /// (`wal_checkpoint(TRUNCATE)`). Every file is marked for indexing again, so a later
-    /// search of the store indexes what is then readable as text (nothing, for an encrypted
-    /// store's envelopes).
-    ///
-    /// For a store that has just been encrypted (`memory rekey --encrypt-plaintext`): its
-    /// rows then hold envelopes, but the index's pages, the freed pages of the old contents
-    /// and the write-ahead log still held the plaintext. Takes as long as a `VACUUM`, which
-    /// needs free disk space about the size of the database.
-    ///
-    /// # Errors
-    /// [`Error::Refused`] for a store opened read-only; a retryable [`Error::Backend`] when
-    /// another connection kept the write-ahead log from being emptied (another program with
-    /// the store open: close it and call this again); other backend failures.
-    pub async fn clear_search_index(&self) -> Result<()> {
-        if self.inner.options.read_only {
-            let root = MemoryPath::root();
-            return Err(memory_core::read_only_refusal(&root, &root));
-        }
-        let in_file = self.inner.file.is_some();
-        // On the writer's own connection, between its transactions: no other write of this
-        // store is in flight, and VACUUM cannot run inside a transaction.
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        let job: ReadJob = Box::new(move |conn, ctx| {
-            let _ = reply.send(clear_search(conn, ctx, in_file));
-        });
-        if self.inner.writer.send(Job::Read(job)).is_err() {
-            return Err(self.writer_gone());
-        }
-        match answer.await {
-            Ok(result) => result.map_err(Into::into),
-            Err(_) => Err(self.writer_gone()),
-        }
-    }
-
     fn writer_gone(&self) -> Error {
         SqliteError::WriterGone {
             path: self.inner.ctx.path.clone(),
@@ -407,196 +377,6 @@ impl SqliteStorage {
             Err(join) => Err(SqliteError::Task(join).into()),
         }
     }
-}
-
-/// [`SqliteStorage::clear_search_index`] on `conn`; `in_file`: the database is a file (with
-/// a write-ahead log to empty).
-fn clear_search(conn: &mut Connection, ctx: &Ctx, in_file: bool) -> Result<(), SqliteError> {
-    let was: i64 = conn
-        .pragma_query_value(None, "secure_delete", |r| r.get(0))
-        .map_err(|e| ctx.err(e))?;
-    conn.pragma_update(None, "secure_delete", 1)
-        .map_err(|e| ctx.err(e))?;
-    let cleared = clear_and_vacuum(conn, ctx, in_file);
-    // The writer's later writes need no secure delete: back to what it was.
-    let restored = conn
-        .pragma_update(None, "secure_delete", was)
-        .map_err(|e| ctx.err(e));
-    cleared.and(restored)
-}
-
-fn clear_and_vacuum(conn: &mut Connection, ctx: &Ctx, in_file: bool) -> Result<(), SqliteError> {
-    // Every file marked again for indexing, in the transaction that empties the index, so the
-    // index is never wrong; again after VACUUM, which may renumber the files' rowids.
-    const MARK_ALL: &str = "DELETE FROM search_stale;
-         INSERT INTO search_stale (id) SELECT rowid FROM files;";
-    let tx = conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(|e| ctx.err(e))?;
-    tx.execute_batch("INSERT INTO search (search) VALUES ('delete-all');")
-        .and_then(|()| tx.execute_batch(MARK_ALL))
-        .map_err(|e| ctx.err(e))?;
-    tx.commit().map_err(|e| ctx.err(e))?;
-    conn.execute_batch("VACUUM").map_err(|e| ctx.err(e))?;
-    let tx = conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(|e| ctx.err(e))?;
-    tx.execute_batch(MARK_ALL).map_err(|e| ctx.err(e))?;
-    tx.commit().map_err(|e| ctx.err(e))?;
-    if !in_file {
-        return Ok(());
-    }
-    let busy: i64 = conn
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
-        .map_err(|e| ctx.err(e))?;
-    if busy != 0 {
-        return Err(SqliteError::CheckpointBusy {
-            path: ctx.path.clone(),
-        });
-    }
-    Ok(())
-}
-
-/// Bounds of the rows strictly below `dir`: `dir/ < path < dir0` (`'0'` follows `'/'`), a range
-/// on the primary-key index that matches whole segments and needs no `LIKE` escaping.
-pub(crate) fn below(dir: &MemoryPath) -> (String, String) {
-    (format!("{dir}/"), format!("{dir}0"))
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
-fn to_time(ms: i64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
-}
-
-/// The memory path a row's key names, or `None` for a foreign row: a key that is not a
-/// memory path in its normal form (this crate only ever writes normal forms).
-pub(crate) fn memory_path(raw: &str) -> Option<MemoryPath> {
-    MemoryPath::parse(raw)
-        .ok()
-        .filter(|path| path.as_str() == raw)
-}
-
-/// The version, size and modification time of the file at `path`, if there is one.
-fn file_row(
-    conn: &Connection,
-    ctx: &Ctx,
-    path: &MemoryPath,
-) -> Result<Option<(i64, u64, i64)>, SqliteError> {
-    conn.prepare_cached("SELECT version, size, modified_ms FROM files WHERE path = ?1")
-        .and_then(|mut stmt| {
-            stmt.query_row([path.as_str()], |r| {
-                Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64, r.get(2)?))
-            })
-            .optional()
-        })
-        .map_err(|e| ctx.err(e))
-}
-
-/// Whether some file lies below `dir` (always true for the root's purposes elsewhere).
-fn has_below(conn: &Connection, ctx: &Ctx, dir: &MemoryPath) -> Result<bool, SqliteError> {
-    let (lo, hi) = below(dir);
-    conn.prepare_cached("SELECT 1 FROM files WHERE path > ?1 AND path < ?2 LIMIT 1")
-        .and_then(|mut stmt| stmt.exists(params![lo, hi]))
-        .map_err(|e| ctx.err(e))
-}
-
-fn is_dir(conn: &Connection, ctx: &Ctx, path: &MemoryPath) -> Result<bool, SqliteError> {
-    Ok(path.is_root() || has_below(conn, ctx, path)?)
-}
-
-/// The outermost ancestor of `path` that is a file.
-fn file_ancestor(
-    conn: &Connection,
-    ctx: &Ctx,
-    path: &MemoryPath,
-) -> Result<Option<MemoryPath>, SqliteError> {
-    let mut stmt = conn
-        .prepare_cached("SELECT 1 FROM files WHERE path = ?1")
-        .map_err(|e| ctx.err(e))?;
-    for ancestor in path.ancestors() {
-        if stmt.exists([ancestor.as_str()]).map_err(|e| ctx.err(e))? {
-            return Ok(Some(ancestor));
-        }
-    }
-    Ok(None)
-}
-
-/// Takes the next number from the store-wide version counter.
-fn next_version(conn: &Connection, ctx: &Ctx) -> Result<i64, SqliteError> {
-    conn.prepare_cached(
-        "UPDATE counters SET value = value + 1 WHERE name = 'version' RETURNING value",
-    )
-    .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
-    .map_err(|e| ctx.err(e))
-}
-
-pub(crate) fn blob(value: ValueRef<'_>) -> rusqlite::Result<Vec<u8>> {
-    match value {
-        ValueRef::Blob(b) | ValueRef::Text(b) => Ok(b.to_vec()),
-        other => Err(rusqlite::Error::InvalidColumnType(
-            0,
-            "contents".to_owned(),
-            other.data_type(),
-        )),
-    }
-}
-
-/// The checks before a create: an ancestor that is a file, something at the path.
-fn check_create(conn: &Connection, ctx: &Ctx, path: &MemoryPath) -> Result<(), JobError> {
-    if let Some(parent) = file_ancestor(conn, ctx, path)? {
-        return Err(Error::ParentIsFile {
-            path: path.clone(),
-            parent,
-        }
-        .into());
-    }
-    if file_row(conn, ctx, path)?.is_some() || is_dir(conn, ctx, path)? {
-        return Err(Error::AlreadyExists { path: path.clone() }.into());
-    }
-    Ok(())
-}
-
-/// Files in the store: the rows below `/memories/` (foreign rows included), as the schema's
-/// triggers keep them counted (schema version 3): one row read, whatever the store's size.
-fn count_files(conn: &Connection, ctx: &Ctx) -> Result<usize, SqliteError> {
-    conn.prepare_cached("SELECT value FROM counters WHERE name = 'files'")
-        .and_then(|mut stmt| stmt.query_row([], |r| r.get::<_, i64>(0)))
-        .map(|n| usize::try_from(n).unwrap_or(0))
-        .map_err(|e| ctx.err(e))
-}
-
-/// Inserts a new file (the path known to be free) and returns its version; with `index`, puts
-/// its words in the search table too (see [`index_words`]).
-fn insert(
-    conn: &Connection,
-    ctx: &Ctx,
-    path: &MemoryPath,
-    contents: &[u8],
-    index: bool,
-) -> Result<i64, SqliteError> {
-    let version = next_version(conn, ctx)?;
-    let size = i64::try_from(contents.len()).unwrap_or(i64::MAX);
-    let rowid: i64 = conn
-        .prepare_cached(
-            "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5) RETURNING rowid",
-        )
-        .and_then(|mut s| {
-            s.query_row(
-                params![path.as_str(), contents, size, version, now_ms()],
-                |r| r.get(0),
-            )
-        })
-        .map_err(|e| ctx.err(e))?;
-    if index {
-        index_words(conn, ctx, rowid, contents)?;
-    }
-    Ok(version)
 }
 
 #[async_trait]

@@ -10,16 +10,15 @@ use crate::cursor::Cursor;
 use crate::error::{Reason, Result, StoreError};
 use crate::id::{self, MEMORY_PREFIX, STORE_PREFIX, VERSION_PREFIX};
 use crate::model::{
-    Actor, CreateStore, DeletedMemory, DeletedStore, ListMemories, ListStores, ListVersions,
-    Memory, MemoryListItem, MemoryPrefix, MemoryVersion, Operation, Page, Store, UpdateMemory,
-    UpdateStore, View,
+    Actor, DeletedMemory, ListMemories, Memory, MemoryListItem, MemoryPrefix, MemoryVersion,
+    Operation, Page, Store, UpdateMemory, View,
 };
-use crate::persist::{AnyPersistence, MemoryScan, Persistence, StoreScan, Tx, VersionScan};
+use crate::persist::{AnyPersistence, MemoryScan, Persistence, Tx};
 use crate::sqlite::SqlitePersistence;
-use crate::validate::{
-    validate_content, validate_description, validate_metadata, validate_name, validate_path,
-    validate_prefix, validate_sha,
-};
+use crate::validate::{validate_content, validate_path, validate_prefix, validate_sha};
+
+mod stores;
+mod versions;
 
 /// Default of [`EngineOptions::max_memories_per_store`].
 pub const DEFAULT_MAX_MEMORIES_PER_STORE: u64 = 2_000;
@@ -123,6 +122,18 @@ fn page_size(limit: Option<i64>, view: View) -> Result<usize> {
     } else {
         n
     })
+}
+
+/// A page of `data`, read with one row more than `limit`: the first `limit` rows, and when
+/// there were more, the cursor after the last of them.
+fn page_of<T>(mut data: Vec<T>, limit: usize, after: impl FnOnce(&T) -> Cursor) -> Page<T> {
+    let more = data.len() > limit;
+    data.truncate(limit);
+    let next_page = match data.last() {
+        Some(last) if more => Some(after(last).encode()),
+        _ => None,
+    };
+    Page { data, next_page }
 }
 
 /// The exclusive upper bound of the paths below `dir/` (`'0'` follows `'/'` in byte order).
@@ -285,147 +296,6 @@ impl<P: Persistence> MemoryStores<P> {
         tokio::task::spawn_blocking(move || if write { p.write(job) } else { p.read(job) })
             .await
             .map_err(crate::error::SqliteError::from)?
-    }
-
-    // ---------------------------------------------------------------- stores
-
-    /// `POST /v1/memory_stores`.
-    pub async fn create_store(&self, params: CreateStore) -> Result<Store> {
-        validate_name(&params.name)?;
-        let description = params.description.unwrap_or_default();
-        validate_description(&description)?;
-        let metadata = params.metadata.unwrap_or_default();
-        validate_metadata(&metadata)?;
-        let workspace_id = self.workspace.clone();
-        self.blocking(true, move |tx| {
-            let now = Timestamp::now();
-            let store = Store {
-                id: id::new_id(STORE_PREFIX, now),
-                workspace_id,
-                name: params.name,
-                description,
-                metadata,
-                created_at: now,
-                updated_at: now,
-                archived_at: None,
-            };
-            tx.put_store(&store)?;
-            Ok(store)
-        })
-        .await
-    }
-
-    /// `GET /v1/memory_stores/{id}` (archived stores included).
-    pub async fn retrieve_store(&self, store_id: &str) -> Result<Store> {
-        let store_id = store_id.to_owned();
-        let ws = self.workspace.clone();
-        self.blocking(false, move |tx| store_in(tx, &ws, &store_id))
-            .await
-    }
-
-    /// `POST /v1/memory_stores/{id}`: `metadata` is a patch. Refused (400) on an archived store.
-    /// `updated_at` moves only when something changes.
-    pub async fn update_store(&self, store_id: &str, params: UpdateStore) -> Result<Store> {
-        if let Some(name) = &params.name {
-            validate_name(name)?;
-        }
-        if let Some(description) = &params.description {
-            validate_description(description)?;
-        }
-        let store_id = store_id.to_owned();
-        let ws = self.workspace.clone();
-        self.blocking(true, move |tx| {
-            let mut store = store_in(tx, &ws, &store_id)?;
-            if store.archived_at.is_some() {
-                return Err(StoreError::refused(
-                    Reason::StoreArchived,
-                    format!("memory store {store_id} is archived and cannot be updated"),
-                ));
-            }
-            let before = store.clone();
-            if let Some(name) = params.name {
-                store.name = name;
-            }
-            if let Some(description) = params.description {
-                store.description = description;
-            }
-            if let Some(patch) = params.metadata {
-                for (key, value) in patch {
-                    match value {
-                        Some(value) => store.metadata.insert(key, value),
-                        None => store.metadata.remove(&key),
-                    };
-                }
-                validate_metadata(&store.metadata)?;
-            }
-            if store != before {
-                store.updated_at = Timestamp::now();
-                tx.put_store(&store)?;
-            }
-            Ok(store)
-        })
-        .await
-    }
-
-    /// `GET /v1/memory_stores`: the stores of this handle's workspace, newest first; archived
-    /// stores only with `include_archived`.
-    pub async fn list_stores(&self, params: ListStores) -> Result<Page<Store>> {
-        let limit = page_size(params.limit, View::Basic)?;
-        let after = params.page.as_deref().map(Cursor::stores).transpose()?;
-        let workspace = self.workspace.clone();
-        self.blocking(false, move |tx| {
-            let mut data = tx.stores(&StoreScan {
-                workspace,
-                created_at_gte: params.created_at_gte,
-                created_at_lte: params.created_at_lte,
-                include_archived: params.include_archived,
-                after,
-                limit: limit + 1,
-            })?;
-            let more = data.len() > limit;
-            data.truncate(limit);
-            let next_page = match data.last() {
-                Some(last) if more => Some(
-                    Cursor::Stores {
-                        t: last.created_at.as_micros(),
-                        i: last.id.clone(),
-                    }
-                    .encode(),
-                ),
-                _ => None,
-            };
-            Ok(Page { data, next_page })
-        })
-        .await
-    }
-
-    /// `POST /v1/memory_stores/{id}/archive`: one way; an archived store comes back unchanged.
-    pub async fn archive_store(&self, store_id: &str) -> Result<Store> {
-        let store_id = store_id.to_owned();
-        let ws = self.workspace.clone();
-        self.blocking(true, move |tx| {
-            let mut store = store_in(tx, &ws, &store_id)?;
-            if store.archived_at.is_none() {
-                let now = Timestamp::now();
-                store.archived_at = Some(now);
-                store.updated_at = now;
-                tx.put_store(&store)?;
-            }
-            Ok(store)
-        })
-        .await
-    }
-
-    /// `DELETE /v1/memory_stores/{id}`: the store, its memories and all versions, at once.
-    pub async fn delete_store(&self, store_id: &str) -> Result<DeletedStore> {
-        let store_id = store_id.to_owned();
-        let ws = self.workspace.clone();
-        self.blocking(true, move |tx| {
-            store_in(tx, &ws, &store_id)?;
-            tx.delete_store(&store_id)?;
-            Ok(DeletedStore { id: store_id })
-        })
-        .await
     }
 
     // -------------------------------------------------------------- memories
@@ -733,127 +603,6 @@ impl<P: Persistence> MemoryStores<P> {
                 .encode()
             });
             Ok(Page { data, next_page })
-        })
-        .await
-    }
-
-    // -------------------------------------------------------------- versions
-
-    /// `GET /v1/memory_stores/{id}/memory_versions`: newest first (`created_at`, then `id`).
-    pub async fn list_versions(
-        &self,
-        store_id: &str,
-        params: ListVersions,
-    ) -> Result<Page<MemoryVersion>> {
-        let limit = page_size(params.limit, params.view)?;
-        let store_id = store_id.to_owned();
-        let after = match &params.page {
-            None => None,
-            Some(token) => match Cursor::decode(token)? {
-                Cursor::Versions { s, t, i } if s == store_id => {
-                    Some((Timestamp::from_micros(t), i))
-                }
-                _ => {
-                    return Err(StoreError::invalid(
-                        "page is not a page token of this listing",
-                    ));
-                }
-            },
-        };
-        let mut created_by = Vec::new();
-        if let Some(id) = params.session_id {
-            created_by.push(("session_actor", id));
-        }
-        if let Some(id) = params.api_key_id {
-            created_by.push(("api_actor", id));
-        }
-        if let Some(id) = params.service_account_id {
-            created_by.push(("service_account_actor", id));
-        }
-        let scan = VersionScan {
-            memory_id: params.memory_id,
-            operation: params.operation,
-            created_by,
-            created_at_gte: params.created_at_gte,
-            created_at_lte: params.created_at_lte,
-            after,
-            limit: limit + 1,
-            with_content: params.view == View::Full,
-        };
-        let ws = self.workspace.clone();
-        self.blocking(false, move |tx| {
-            store_in(tx, &ws, &store_id)?;
-            let mut data = tx.versions(&store_id, &scan)?;
-            let more = data.len() > limit;
-            data.truncate(limit);
-            let next_page = match data.last() {
-                Some(last) if more => Some(
-                    Cursor::Versions {
-                        s: store_id.clone(),
-                        t: last.created_at.as_micros(),
-                        i: last.id.clone(),
-                    }
-                    .encode(),
-                ),
-                _ => None,
-            };
-            Ok(Page { data, next_page })
-        })
-        .await
-    }
-
-    /// `GET /v1/memory_stores/{id}/memory_versions/{version_id}` (a redacted version too: its
-    /// content, hash, size and path are `None`).
-    pub async fn retrieve_version(
-        &self,
-        store_id: &str,
-        version_id: &str,
-    ) -> Result<MemoryVersion> {
-        let (store_id, version_id) = (store_id.to_owned(), version_id.to_owned());
-        let ws = self.workspace.clone();
-        self.blocking(false, move |tx| {
-            store_in(tx, &ws, &store_id)?;
-            version_in(tx, &store_id, &version_id)
-        })
-        .await
-    }
-
-    /// `POST /v1/memory_stores/{id}/memory_versions/{version_id}/redact`: wipes content, hash,
-    /// size and path, records `redacted_at` and `redacted_by`. The head version of a live
-    /// memory is refused ([`StoreError::Conflict`]); a redacted version comes back unchanged.
-    pub async fn redact_version(
-        &self,
-        store_id: &str,
-        version_id: &str,
-        actor: Option<Actor>,
-    ) -> Result<MemoryVersion> {
-        let (store_id, version_id) = (store_id.to_owned(), version_id.to_owned());
-        let ws = self.workspace.clone();
-        self.blocking(true, move |tx| {
-            store_in(tx, &ws, &store_id)?;
-            let mut version = version_in(tx, &store_id, &version_id)?;
-            if version.redacted_at.is_some() {
-                return Ok(version);
-            }
-            if let Some(memory) = tx.memory(&store_id, &version.memory_id)?
-                && memory.memory_version_id == version.id
-            {
-                return Err(StoreError::Conflict {
-                    message: format!(
-                        "memory version {version_id} is the current version of memory {}; write a new version (or delete the memory) first",
-                        memory.id
-                    ),
-                    reason: Reason::HeadVersion,
-                });
-            }
-            version.path = None;
-            version.content = None;
-            version.content_sha256 = None;
-            version.content_size_bytes = None;
-            version.redacted_at = Some(Timestamp::now());
-            version.redacted_by = actor;
-            tx.put_version(&version)?;
-            Ok(version)
         })
         .await
     }

@@ -1,10 +1,11 @@
-//! The engine's rules (tests/cases/engine.rs) over in-memory SQLite, and what only a SQLite
+//! The engine's rules (tests/cases/engine/) over in-memory SQLite, and what only a SQLite
 //! file shows.
 
-#[path = "cases/engine.rs"]
+#[path = "cases/engine/mod.rs"]
 mod cases;
 
-use memory_store::{CreateStore, EngineOptions, MemoryStores};
+use cases::store;
+use memory_store::{EngineOptions, MemoryStores};
 
 /// A new engine over a private in-memory database.
 async fn engine() -> MemoryStores {
@@ -17,16 +18,6 @@ async fn engine_with(options: EngineOptions) -> MemoryStores {
         memory_store::SqlitePersistence::open_in_memory().unwrap(),
         options,
     )
-}
-
-async fn store(e: &MemoryStores) -> String {
-    e.create_store(CreateStore {
-        name: "Test".into(),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .id
 }
 
 #[tokio::test]

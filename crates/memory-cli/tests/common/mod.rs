@@ -10,8 +10,63 @@ use serde_json::{Value, json};
 
 pub mod dream;
 pub mod postgres;
+pub mod run;
 pub mod s3;
 pub mod serve;
+
+/// The input of each of `processes` processes inserting into `/memories/shared.md` at once:
+/// `inserts` insert commands, one a line, alternately at the top and just below the header,
+/// the text `p{process}-i{insert}`.
+pub fn shared_inserts(processes: usize, inserts: usize) -> Vec<String> {
+    (0..processes)
+        .map(|p| {
+            (0..inserts)
+                .map(|i| {
+                    line(json!({
+                        "command": "insert",
+                        "path": "/memories/shared.md",
+                        "insert_line": i % 2,
+                        "insert_text": format!("p{p}-i{i}"),
+                    })) + "\n"
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Asserts that `content`, the end of [`shared_inserts`], holds the header and every insert
+/// exactly once, and nothing else.
+pub fn assert_each_insert_once(content: &str, processes: usize, inserts: usize) {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for l in content.lines() {
+        *seen.entry(l).or_default() += 1;
+    }
+    assert_eq!(seen.get("header"), Some(&1));
+    for p in 0..processes {
+        for i in 0..inserts {
+            let want = format!("p{p}-i{i}");
+            assert_eq!(seen.get(want.as_str()), Some(&1), "{want} lost or doubled");
+        }
+    }
+    assert_eq!(content.lines().count(), 1 + processes * inserts);
+}
+
+/// `memory cat PATH --store STORE` (without the caller's store or key variables): the file's
+/// text; fails the test unless the command succeeds.
+pub fn cat(store: &str, path: &str) -> String {
+    let out = Command::new(MEMORY)
+        .args(["cat", path, "--store", store])
+        .env_remove("MEMORY_STORE")
+        .env_remove("MEMORY_ENCRYPTION_KEY_FILE")
+        .output()
+        .expect("memory cat");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
 
 /// The `memory` binary cargo built for these tests.
 pub const MEMORY: &str = env!("CARGO_BIN_EXE_memory");

@@ -1,5 +1,5 @@
-//! `create` through the tool: one `create_within` per call, the file limit, and which
-//! calls each single-file command makes.
+//! Tests of the storage calls each command costs (a recording store), and of `create` in a full
+//! store.
 
 use serde_json::json;
 
