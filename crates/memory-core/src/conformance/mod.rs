@@ -23,8 +23,8 @@
 pub mod commands;
 pub mod faults;
 pub mod notes;
-mod provided;
 pub mod processes;
+mod provided;
 pub mod reopen;
 pub mod search;
 pub mod storage;
