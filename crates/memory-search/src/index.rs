@@ -9,7 +9,7 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 
 use memory_core::search::folded_words;
 
@@ -186,23 +186,18 @@ impl Index {
                 // NOFOLLOW: SQLite refuses a link anywhere in the path (the folders above the
                 // index folder are resolved by `unlinked_path`), so a link put at the folder
                 // or the file after the checks is refused too.
-                let conn = Connection::open_with_flags(
-                    &real,
-                    OpenFlags::SQLITE_OPEN_READ_WRITE
-                        | OpenFlags::SQLITE_OPEN_CREATE
-                        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                        | OpenFlags::SQLITE_OPEN_NOFOLLOW,
-                )
-                .map_err(|source| {
-                    if is_link_refusal(&source) {
-                        IndexError::Link(LinkedIndex::new(path.clone()))
-                    } else {
-                        IndexError::Sql {
-                            operation: "open",
-                            source,
+                let conn =
+                    memory_sqlite_conn::open_read_write(&real, memory_sqlite_conn::Links::Refuse)
+                        .map_err(|source| {
+                        if is_link_refusal(&source) {
+                            IndexError::Link(LinkedIndex::new(path.clone()))
+                        } else {
+                            IndexError::Sql {
+                                operation: "open",
+                                source,
+                            }
                         }
-                    }
-                })?;
+                    })?;
                 make_private(&real)?;
                 conn
             }

@@ -11,7 +11,7 @@ use memory_core::{
     Capabilities, Entry, Error, FileMeta, Listing, MemoryPath, Result, Storage, StoredFile,
     Version, WriteMode,
 };
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::{JobError, SqliteError};
 use crate::options::{IndexMode, SqliteOptions, synchronous_pragma};
@@ -84,103 +84,44 @@ fn configure(conn: &Connection, ctx: &Ctx, options: &SqliteOptions) -> Result<()
     Ok(())
 }
 
-/// Creates the database file, empty and readable by its owner only (0600 whatever the umask),
-/// if it does not exist yet; an existing file keeps its permissions. SQLite gives the `-wal`
-/// and `-shm` files it creates next to it the main file's permissions, so they are 0600 too.
-/// On other platforms (Windows) nothing is done here: the file SQLite creates gets the
-/// platform's default permissions, inherited from its folder.
-#[cfg(unix)]
+/// Creates the database file private to its owner ([`memory_sqlite_conn::create_private`]).
+/// A file that could not be created (a missing folder, no permission) is SQLite's open to
+/// report, as it always has been; one created but not made private is an error here.
 fn create_private(path: &Path) -> Result<(), SqliteError> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let created = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path);
-    match created {
-        // The umask can only take bits away from 0600; set it exactly anyway (a umask of 0277
-        // would leave 0400, which SQLite cannot write).
-        Ok(file) => file
-            .set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(|source| SqliteError::CreateFile {
-                path: path.to_owned(),
-                source,
-            }),
-        // A file that exists already keeps its permissions; a missing folder or a permission
-        // problem is SQLite's to report, as it always has been.
-        Err(_) => Ok(()),
+    match memory_sqlite_conn::create_private(path) {
+        Err(source) if path.exists() => Err(SqliteError::CreateFile {
+            path: path.to_owned(),
+            source,
+        }),
+        _ => Ok(()),
     }
-}
-
-#[cfg(not(unix))]
-fn create_private(_path: &Path) -> Result<(), SqliteError> {
-    Ok(())
 }
 
 fn open_file(path: &Path, ctx: &Ctx, options: &SqliteOptions) -> Result<Connection, SqliteError> {
     create_private(path)?;
-    // No SQLITE_OPEN_URI: a file name is a file name, never `file:...?mode=...` options.
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|source| SqliteError::Open {
-        path: path.to_owned(),
-        source,
-    })?;
+    let conn = memory_sqlite_conn::open_read_write(path, memory_sqlite_conn::Links::Follow)
+        .map_err(|source| SqliteError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
     configure(&conn, ctx, options)?;
     Ok(conn)
 }
 
-/// Opens `path` read-only. A read-only connection to a WAL database makes SQLite create the
-/// `-wal` and `-shm` files when they are missing (and leave them after closing), which would
-/// change the folder; so while there is no `-wal` file (no process has the database open, and
-/// every commit is in the main file) the file is opened as immutable (`immutable=1`: no
-/// locks, no `-shm`). With a `-wal` file present, the log holds commits the main file may
-/// lack, so the database is read through it as usual (its `-shm` exists beside it then).
+/// Opens `path` read-only, changing nothing in its folder (immutable while no `-wal` file
+/// exists: [`memory_sqlite_conn::open_read_only`]).
 fn open_file_read_only(
     path: &Path,
     ctx: &Ctx,
     options: &SqliteOptions,
 ) -> Result<Connection, SqliteError> {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    let immutable = !Path::new(&wal).exists();
-    let absolute = std::path::absolute(path).map_err(|_| SqliteError::Open {
-        path: path.to_owned(),
-        source: rusqlite::Error::InvalidPath(path.to_owned()),
-    })?;
-    let uri = file_uri(&absolute, immutable);
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(&uri, flags).map_err(|source| SqliteError::Open {
+    let conn = memory_sqlite_conn::open_read_only(path).map_err(|source| SqliteError::Open {
         path: path.to_owned(),
         source,
     })?;
     conn.busy_timeout(options.busy_timeout)
         .map_err(|e| ctx.err(e))?;
     Ok(conn)
-}
-
-/// `file:` URI of an absolute path, every byte but unreserved ones and `/` percent-encoded,
-/// read-only (and immutable when asked). The bytes are the path's own on unix; on Windows they
-/// are its UTF-8 (`as_encoded_bytes`: WTF-8, the same as UTF-8 for any path that is valid
-/// Unicode), which is what SQLite takes there, with `C:` and `\` percent-encoded like any
-/// other byte.
-fn file_uri(path: &Path, immutable: bool) -> String {
-    let mut uri = String::from("file:");
-    for &b in path.as_os_str().as_encoded_bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            uri.push(char::from(b));
-        } else {
-            uri.push_str(&format!("%{b:02X}"));
-        }
-    }
-    uri.push_str("?mode=ro");
-    if immutable {
-        uri.push_str("&immutable=1");
-    }
-    uri
 }
 
 impl SqliteStorage {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 
 use crate::error::{Result, SqliteError};
 use crate::persist::{Persistence, Tx};
@@ -183,10 +183,8 @@ impl SqlitePersistence {
         let conn = if in_memory {
             Connection::open_in_memory().map_err(open_err)?
         } else {
-            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-            Connection::open_with_flags(path, flags).map_err(open_err)?
+            memory_sqlite_conn::open_read_write(path, memory_sqlite_conn::Links::Follow)
+                .map_err(open_err)?
         };
         let ctx = Ctx(path);
         conn.busy_timeout(Duration::from_secs(5))
@@ -298,22 +296,13 @@ impl Ctx<'_> {
     }
 }
 
-/// Creates `path` as an empty file only its owner can read and write (mode 0600 on unix; on
-/// Windows the platform's default permissions, inherited from its folder), unless something
-/// is there already (then it is left as it is, for SQLite to open or refuse).
+/// Creates `path` as an empty file only its owner can read and write, unless something is
+/// there already ([`memory_sqlite_conn::create_private`]).
 fn create_private(path: &Path) -> Result<(), SqliteError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    match options.open(path) {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(SqliteError::Create {
-            path: path.display().to_string(),
-            source: e,
-        }),
-    }
+    memory_sqlite_conn::create_private(path).map_err(|source| SqliteError::Create {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 /// [`prepare_once`], tried again while another handle holds the file: opening a new file from
@@ -321,47 +310,15 @@ fn create_private(path: &Path) -> Result<(), SqliteError> {
 /// others' first statements answer "database is locked" before the busy timeout applies (a
 /// journal-mode change and a read that must upgrade do not wait). Bounded: 10 s in all.
 /// A read-only connection to `path` (see [`SqlitePersistence::open_read_only`]): immutable
-/// while no `-wal` file exists beside it.
+/// while no `-wal` file exists beside it ([`memory_sqlite_conn::open_read_only`]).
 fn connect_read_only(path: &Path) -> Result<Connection, SqliteError> {
-    let open_err = |source| SqliteError::Open {
+    let conn = memory_sqlite_conn::open_read_only(path).map_err(|source| SqliteError::Open {
         path: path.display().to_string(),
         source,
-    };
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    let immutable = !Path::new(&wal).exists();
-    let absolute = std::path::absolute(path)
-        .map_err(|_| open_err(rusqlite::Error::InvalidPath(path.into())))?;
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(read_only_uri(&absolute, immutable), flags)
-        .map_err(open_err)?;
+    })?;
     conn.busy_timeout(Duration::from_secs(5))
         .map_err(|e| Ctx(path).err(e))?;
     Ok(conn)
-}
-
-/// The `file:` URI of an absolute path (every byte but unreserved ones and `/`
-/// percent-encoded), read-only, and immutable when asked. The bytes are the path's own on
-/// unix; on Windows they are its UTF-8 (`as_encoded_bytes`: WTF-8, the same as UTF-8 for any
-/// path that is valid Unicode), which is what SQLite takes there, with `C:` and `\`
-/// percent-encoded like any other byte.
-fn read_only_uri(path: &Path, immutable: bool) -> String {
-    let mut uri = String::from("file:");
-    for &b in path.as_os_str().as_encoded_bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
-            uri.push(char::from(b));
-        } else {
-            uri.push_str(&format!("%{b:02X}"));
-        }
-    }
-    uri.push_str(if immutable {
-        "?mode=ro&immutable=1"
-    } else {
-        "?mode=ro"
-    });
-    uri
 }
 
 /// Refuses, without changing anything, a database that is not memory-store's at exactly this

@@ -99,21 +99,11 @@ fn create_private_dir(dir: &Path) -> Result<(), IndexError> {
     }
 }
 
-/// Sets the index file's mode to 0600 on unix, readable and writable by its owner only. On
-/// other platforms (Windows) the file keeps the platform's default permissions (inherited from
-/// its folder): nothing is changed.
-#[cfg(unix)]
+/// Makes the index file readable and writable by its owner only
+/// ([`memory_sqlite_conn::make_private`]: 0600 on unix, nothing elsewhere).
 pub(super) fn make_private(path: &Path) -> Result<(), IndexError> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|source| {
-        IndexError::Io {
-            operation: "restrict the index file",
-            source,
-        }
+    memory_sqlite_conn::make_private(path).map_err(|source| IndexError::Io {
+        operation: "restrict the index file",
+        source,
     })
-}
-
-#[cfg(not(unix))]
-pub(super) fn make_private(_path: &Path) -> Result<(), IndexError> {
-    Ok(())
 }
