@@ -63,36 +63,16 @@ import time
 import traceback
 import types
 
-SDK_VERSION = "2.14.0"
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 
-
-def ensure_sdk():
-    """Re-exec inside the oracle venv unless this interpreter already has the pinned SDK."""
-    try:
-        import importlib.metadata as m
-
-        if m.version("anthropic") == SDK_VERSION:
-            return
-    except Exception:
-        pass
-    venv = os.environ.get("ORACLE_VENV", os.path.expanduser("~/.cache/memory-oracle/py"))
-    py = os.path.join(venv, "bin", "python")
-    if os.environ.get("STORES_SDK_REEXEC"):
-        sys.exit(f"anthropic=={SDK_VERSION} is not importable from {py}")
-    subprocess.run(["bash", os.path.join(REPO, "tests", "oracle", "setup.sh")], check=True,
-                   stdout=sys.stderr)
-    os.environ["STORES_SDK_REEXEC"] = "1"
-    os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
-
+sys.path.insert(0, HERE)
+from sdk_env import ensure_sdk  # noqa: E402
 
 ensure_sdk()
 
 import anthropic  # noqa: E402
 from anthropic.lib.tools import _memories as sdk_memories  # noqa: E402
 
-sys.path.insert(0, HERE)
 from sdk_test import KEY, start_server  # noqa: E402  (the same server start and key file)
 
 MARKER = sdk_memories.MARKER_PATH
