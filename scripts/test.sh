@@ -9,7 +9,8 @@
 # feature checks (scripts/check-features.sh: memory-runner with each backend feature alone, and
 # the dependency trees that must stay small), `cargo package` of every published crate (their
 # license copies identical to the root's), the macOS and Windows builds with the contract
-# cases under wine (scripts/check-portability.sh), the workspace's tests (cargo nextest, or cargo test where nextest is missing), the doc-tests, a
+# cases under wine (scripts/check-portability.sh), the workspace's tests (cargo nextest, or
+# cargo test where nextest is missing), the doc-tests, the API docs with no broken link, a
 # run of every criterion bench once in test mode (compiled and exercised, not timed), then the
 # differential check of the
 # `memory` binary against the Python SDK (tests/oracle/classify.py; on a folder store with
@@ -106,6 +107,9 @@ fi
 
 step "doc-tests"
 cargo test --workspace --all-features --doc
+
+step "API docs build without a broken link (what docs.rs builds)"
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet --workspace --no-deps --all-features
 
 step "benchmarks compile and run once, untimed (timing them: cargo bench, bench/compare.sh; see BENCHMARKS.md)"
 # Test mode builds the benches with the test profile, reusing the debug build above, instead

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 pub use memory_core::options::SyncMode;
 
-/// Settings of an [`FsStorage`]; the defaults suit every normal use.
+/// Settings of an [`FsStorage`](crate::FsStorage); the defaults suit every normal use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FsOptions {
@@ -50,7 +50,7 @@ impl Default for FsOptions {
     }
 }
 
-/// Where an [`FsStorage`] call does its blocking file-system work.
+/// Where an [`FsStorage`](crate::FsStorage) call does its blocking file-system work.
 ///
 /// Handing each call to tokio's blocking pool costs a thread hop, several times the work of
 /// reading a small file. Running it inline on the caller's thread is free, but while a call

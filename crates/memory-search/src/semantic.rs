@@ -15,7 +15,7 @@
 //!
 //! # Tokenization (simple, documented, not the Hugging Face tokenizer)
 //!
-//! The text is split into words by memory-core's [`tokenize`](memory_core::search::tokenize)
+//! The text is split into words by memory-core's [`tokenize`]
 //! (folded: lower case, no diacritics). A word found in the vocabulary as it is (or as
 //! `▁word`, SentencePiece's word start) is one token; otherwise it is split greedily into the
 //! longest vocabulary pieces from its start, continuation pieces looked up as `##piece`
@@ -26,7 +26,7 @@
 //!
 //! # Ranking
 //!
-//! [`hybrid`] fuses the keyword list (memory-core's ranking, as without this feature) with the
+//! `hybrid` fuses the keyword list (memory-core's ranking, as without this feature) with the
 //! files nearest to the query by cosine similarity: each file scores
 //! `0.8 · keyword / best keyword + 0.2 · (similarity − lowest) / (highest − lowest)` over the
 //! lists it is in ([`KEYWORD_SHARE`] = 0.8; each list's top [`FUSION_DEPTH`]). Scores, not

@@ -16,8 +16,9 @@ const BODY_SNIPPET: usize = 512;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
-    /// No credential: neither an API key (`ANTHROPIC_API_KEY`, [`ClientBuilder::api_key`])
-    /// nor a bearer token (`ANTHROPIC_AUTH_TOKEN`, [`ClientBuilder::auth_token`]).
+    /// No credential: neither an API key (`ANTHROPIC_API_KEY`,
+    /// [`ClientBuilder::api_key`](super::ClientBuilder::api_key)) nor a bearer token
+    /// (`ANTHROPIC_AUTH_TOKEN`, [`ClientBuilder::auth_token`](super::ClientBuilder::auth_token)).
     #[error(
         "ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN): export your Anthropic API \
          key (from the Anthropic Console) as ANTHROPIC_API_KEY, or a bearer token as \
@@ -72,9 +73,10 @@ pub enum ApiError {
         /// The `request-id` header of the streamed answer.
         request_id: Option<String>,
     },
-    /// A streamed request ([`Client::stream`]) answered with a success status but a body
-    /// that is not an event stream (its `content-type` is not `text/event-stream`): a proxy
-    /// or gateway that ignored `"stream": true`, or answered with an error of its own. The
+    /// A streamed request ([`Client::stream`](super::Client::stream)) answered with a success
+    /// status but a body that is not an event stream (its `content-type` is not
+    /// `text/event-stream`): a proxy or gateway that ignored `"stream": true`, or answered
+    /// with an error of its own. The
     /// body was read whole; when it holds the API's error shape, its type and message are
     /// here. Not retried.
     #[error(

@@ -10,7 +10,7 @@ use memory_core::messages::{MessageAccumulator, StreamError, StreamEvent};
 use super::ApiError;
 use crate::MessageResponse;
 
-/// The events of a streamed reply ([`Client::stream`]), read as they arrive.
+/// The events of a streamed reply ([`Client::stream`](super::Client::stream)), read as they arrive.
 ///
 /// Server-sent events are parsed as the SSE format says (`data:` lines joined, a blank line
 /// ends an event, comments and unknown fields skipped), each event's data as a

@@ -24,9 +24,10 @@ impl SqliteStorage {
     /// needs free disk space about the size of the database.
     ///
     /// # Errors
-    /// [`Error::Refused`] for a store opened read-only; a retryable [`Error::Backend`] when
-    /// another connection kept the write-ahead log from being emptied (another program with
-    /// the store open: close it and call this again); other backend failures.
+    /// [`Error::Refused`](memory_core::Error::Refused) for a store opened read-only; a
+    /// retryable [`Error::Backend`](memory_core::Error::Backend) when another connection kept
+    /// the write-ahead log from being emptied (another program with the store open: close it
+    /// and call this again); other backend failures.
     pub async fn clear_search_index(&self) -> Result<()> {
         if self.inner.options.read_only {
             let root = MemoryPath::root();
