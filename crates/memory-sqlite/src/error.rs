@@ -21,10 +21,9 @@ pub(crate) enum SqliteError {
         #[source]
         source: rusqlite::Error,
     },
-    /// The new database file could not be given its private permissions (unix only: elsewhere
-    /// the file keeps the platform's default permissions).
-    #[cfg(unix)]
-    #[error("cannot make the new SQLite database {path} private (0600): {source}")]
+    /// The new database file was created but could not be made private to its owner (0600 on
+    /// unix; elsewhere the file keeps the platform's default permissions, so this is rare).
+    #[error("cannot make the new SQLite database {path} private to its owner: {source}")]
     CreateFile {
         path: PathBuf,
         #[source]
