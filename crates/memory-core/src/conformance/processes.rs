@@ -38,7 +38,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 
-use crate::{Error, MemoryPath, Storage, WriteMode};
+use super::storage::p;
+use crate::{Error, Storage, WriteMode};
 
 /// The variable that makes a run of the test binary a worker: its value is the worker's role.
 pub const WORKER_VAR: &str = "MEMORY_CONFORMANCE_WORKER";
@@ -51,13 +52,6 @@ const FULL: i32 = 3;
 pub trait OpenAt: Send + Sync {
     /// The store at `place`, read-write (creating it on the first open if the backend does).
     async fn open(&self, place: &str) -> Arc<dyn Storage>;
-}
-
-fn p(raw: &str) -> MemoryPath {
-    match MemoryPath::parse(raw) {
-        Ok(path) => path,
-        Err(e) => panic!("conformance suite bug: {raw:?} is not a valid path: {e}"),
-    }
 }
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -44,8 +44,11 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::storage::refuses_every_change;
-use crate::{Error, MemoryPath, Storage, WriteMode};
+use super::storage::{
+    clear, concurrent_updates_lose_nothing_across, create_within_race_at_limit_across, p,
+    refuses_every_change,
+};
+use crate::{MemoryPath, Storage, WriteMode};
 
 /// How a backend opens one store again, for the checks of this module.
 #[async_trait]
@@ -65,20 +68,6 @@ pub async fn run_all(backend: &dyn Reopen) {
     read_only_open_changes_nothing(backend).await;
     creates_from_separate_opens_keep_the_limit(backend).await;
     edits_from_separate_opens_lose_nothing(backend).await;
-}
-
-fn p(raw: &str) -> MemoryPath {
-    match MemoryPath::parse(raw) {
-        Ok(path) => path,
-        Err(e) => panic!("conformance suite bug: {raw:?} is not a valid path: {e}"),
-    }
-}
-
-/// Empties the store through a read-write open.
-async fn clear(storage: &dyn Storage) {
-    if let Err(e) = storage.delete(&MemoryPath::root()).await {
-        panic!("{storage}: clearing the store after a check: {e:?}");
-    }
 }
 
 /// A read-only open reads what the store holds (read, stat, list, file count) and refuses
@@ -131,128 +120,30 @@ fn differing_lines(before: &str, after: &str) -> String {
         .collect()
 }
 
-/// Creates racing at `max_files - 1` from separately opened stores on one place: exactly one
-/// succeeds, every other one is StoreFull, and the store holds `max_files` files.
-pub async fn creates_from_separate_opens_keep_the_limit(backend: &dyn Reopen) {
-    const MAX_FILES: usize = 3;
+/// Stores opened separately on one place, for the races below.
+async fn separate_opens(backend: &dyn Reopen) -> Vec<Arc<dyn Storage>> {
     const OPENS: usize = 4;
     let mut stores = Vec::new();
     for _ in 0..OPENS {
         stores.push(backend.open().await);
     }
-    for round in 0..3 {
-        for path in ["/memories/full/a.md", "/memories/full/b.md"] {
-            if let Err(e) = stores[0]
-                .write(&p(path), b"x".to_vec(), WriteMode::Overwrite)
-                .await
-            {
-                panic!("{}: setup: write {path}: {e:?}", stores[0]);
-            }
-        }
-        let barrier = Arc::new(tokio::sync::Barrier::new(OPENS));
-        let mut handles = Vec::new();
-        for (i, store) in stores.iter().enumerate() {
-            let store = Arc::clone(store);
-            let barrier = Arc::clone(&barrier);
-            handles.push(tokio::spawn(async move {
-                let path = p(&format!("/memories/full/new{i}.md"));
-                barrier.wait().await;
-                store.create_within(&path, b"n".to_vec(), MAX_FILES).await
-            }));
-        }
-        let mut winners = 0;
-        for (i, handle) in handles.into_iter().enumerate() {
-            let result = match handle.await {
-                Ok(result) => result,
-                Err(e) => std::panic::resume_unwind(e.into_panic()),
-            };
-            match result {
-                Ok(_) => winners += 1,
-                Err(Error::StoreFull {
-                    max_files: MAX_FILES,
-                }) => {}
-                Err(e) => panic!(
-                    "{}: creates racing from separate opens: the losers get StoreFull, open {i} \
-                     got {e:?} (round {round})",
-                    stores[i]
-                ),
-            }
-        }
-        assert_eq!(
-            winners, 1,
-            "{}: of creates racing at max_files - 1 from {OPENS} separate opens exactly one \
-             succeeds (round {round})",
-            stores[0]
-        );
-        let count = stores[0].list(&MemoryPath::root()).await.map(|f| f.len());
-        assert!(
-            matches!(count, Ok(MAX_FILES)),
-            "{}: the store holds max_files files after the race, got {count:?}",
-            stores[0]
-        );
-        clear(&*stores[0]).await;
-    }
+    stores
+}
+
+/// Creates racing at `max_files - 1` from separately opened stores on one place: exactly one
+/// succeeds, every other one is StoreFull, and the store holds `max_files` files (the storage
+/// tier's race, [`create_within_race_at_limit_across`], over four opens).
+pub async fn creates_from_separate_opens_keep_the_limit(backend: &dyn Reopen) {
+    create_within_race_at_limit_across(&separate_opens(backend).await).await;
 }
 
 /// Separately opened stores each append lines to one file by compare-and-swap (read, then
-/// `Update` at the version read, again on Conflict): every line of every open is there once.
+/// `Update` at the version read, again on Conflict): every line of every open is there once
+/// (the storage tier's [`concurrent_updates_lose_nothing_across`], over four opens).
 pub async fn edits_from_separate_opens_lose_nothing(backend: &dyn Reopen) {
-    const OPENS: usize = 4;
-    const LINES: usize = 10;
-    let file = p("/memories/shared.md");
-    let first = backend.open().await;
-    if let Err(e) = first.write(&file, Vec::new(), WriteMode::Create).await {
-        panic!("{first}: setup: create {file}: {e:?}");
-    }
-    let mut handles = Vec::new();
-    for open in 0..OPENS {
-        let store = if open == 0 {
-            Arc::clone(&first)
-        } else {
-            backend.open().await
-        };
-        let file = file.clone();
-        handles.push(tokio::spawn(async move {
-            for line in 0..LINES {
-                loop {
-                    let current = match store.read(&file).await {
-                        Ok(current) => current,
-                        Err(e) => panic!("{store}: read {file} to edit it: {e:?}"),
-                    };
-                    let mut contents = current.contents;
-                    contents.extend_from_slice(format!("open {open} line {line}\n").as_bytes());
-                    match store
-                        .write(&file, contents, WriteMode::Update(current.version))
-                        .await
-                    {
-                        Ok(_) => break,
-                        Err(Error::Conflict { .. }) => tokio::task::yield_now().await,
-                        Err(e) => panic!("{store}: compare-and-swap of {file}: {e:?}"),
-                    }
-                }
-            }
-        }));
-    }
-    for handle in handles {
-        if let Err(e) = handle.await {
-            std::panic::resume_unwind(e.into_panic());
-        }
-    }
-    let text = match first.read(&file).await {
-        Ok(file) => String::from_utf8_lossy(&file.contents).into_owned(),
-        Err(e) => panic!("{first}: read {file} after the edits: {e:?}"),
-    };
-    for open in 0..OPENS {
-        for line in 0..LINES {
-            let wanted = format!("open {open} line {line}\n");
-            assert_eq!(
-                text.matches(&wanted).count(),
-                1,
-                "{first}: every edit from {OPENS} separate opens is kept once: {wanted:?}"
-            );
-        }
-    }
-    clear(&*first).await;
+    let stores = separate_opens(backend).await;
+    concurrent_updates_lose_nothing_across(&stores).await;
+    clear(&*stores[0]).await;
 }
 
 /// A [`Reopen::snapshot`] for a backend that keeps its store in a folder: every entry below

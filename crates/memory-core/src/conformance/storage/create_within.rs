@@ -117,9 +117,10 @@ pub async fn create_within_limit(storage: &dyn Storage) {
 }
 
 /// Runs `tasks` calls of `create_within(path_of(i), "i", max_files)` released together by a
-/// barrier, and returns each task's index with its result.
+/// barrier, task `i` on `stores[i % stores.len()]`, and returns each task's index with its
+/// result.
 async fn race_creates(
-    storage: &Arc<dyn Storage>,
+    stores: &[Arc<dyn Storage>],
     tasks: usize,
     max_files: usize,
     path_of: fn(usize) -> String,
@@ -127,7 +128,7 @@ async fn race_creates(
     let barrier = Arc::new(tokio::sync::Barrier::new(tasks));
     let mut handles = Vec::new();
     for i in 0..tasks {
-        let storage = Arc::clone(storage);
+        let storage = Arc::clone(&stores[i % stores.len()]);
         let barrier = Arc::clone(&barrier);
         handles.push(tokio::spawn(async move {
             let path = p(&path_of(i));
@@ -153,7 +154,10 @@ async fn race_creates(
 /// winner's bytes.
 pub async fn create_within_race_same_path(storage: Arc<dyn Storage>) {
     for tasks in [2, 2, 8] {
-        let results = race_creates(&storage, tasks, 100, |_| "/memories/same/x.md".into()).await;
+        let results = race_creates(std::slice::from_ref(&storage), tasks, 100, |_| {
+            "/memories/same/x.md".into()
+        })
+        .await;
         let mut winners = Vec::new();
         for (i, result) in results {
             match result {
@@ -184,11 +188,20 @@ pub async fn create_within_race_same_path(storage: Arc<dyn Storage>) {
 /// holding `max_files - 1` files: exactly one succeeds, every other one is StoreFull. Two
 /// tasks race several times, then eight at once.
 pub async fn create_within_race_at_limit(storage: Arc<dyn Storage>) {
+    create_within_race_at_limit_across(&[storage]).await;
+}
+
+/// [`create_within_race_at_limit`] with the racing tasks spread over `stores`, several
+/// handles on one store (opened separately, as processes open it): each round, at least one
+/// task per handle; exactly one create succeeds and the store holds `max_files` files.
+pub async fn create_within_race_at_limit_across(stores: &[Arc<dyn Storage>]) {
     const MAX_FILES: usize = 3;
+    let storage = &stores[0];
     for (round, tasks) in [2, 2, 2, 2, 8].into_iter().enumerate() {
-        put(&*storage, "/memories/full/a.md", "a").await;
-        put(&*storage, "/memories/full/b.md", "b").await;
-        let results = race_creates(&storage, tasks, MAX_FILES, |i| {
+        let tasks = tasks.max(stores.len());
+        put(&**storage, "/memories/full/a.md", "a").await;
+        put(&**storage, "/memories/full/b.md", "b").await;
+        let results = race_creates(stores, tasks, MAX_FILES, |i| {
             format!("/memories/full/new{i}.md")
         })
         .await;
@@ -212,10 +225,15 @@ pub async fn create_within_race_at_limit(storage: Arc<dyn Storage>) {
              (round {round}), winners: {winners:?}"
         );
         assert_eq!(
-            count(&*storage, "file_count after the race").await,
+            count(&**storage, "file_count after the race").await,
             MAX_FILES,
             "{storage}: the store holds exactly max_files files after the race"
         );
-        clear(&*storage).await;
+        assert_eq!(
+            list_paths(&**storage, "/memories").await.len(),
+            MAX_FILES,
+            "{storage}: the store lists exactly max_files files after the race"
+        );
+        clear(&**storage).await;
     }
 }

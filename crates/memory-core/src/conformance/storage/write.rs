@@ -544,19 +544,26 @@ pub async fn write_same_content_version_still_valid(storage: &dyn Storage) {
 /// Many tasks each append lines with read → modify → write(Update), retrying on Conflict:
 /// no update is lost.
 pub async fn concurrent_updates_lose_nothing(storage: Arc<dyn Storage>) {
-    const TASKS: usize = 8;
+    concurrent_updates_lose_nothing_across(&[storage]).await;
+}
+
+/// [`concurrent_updates_lose_nothing`] with the tasks spread over `stores`, several handles on
+/// one store (opened separately, as processes open it), at least one task per handle.
+pub async fn concurrent_updates_lose_nothing_across(stores: &[Arc<dyn Storage>]) {
     const LINES: usize = 6;
+    let task_count = 8.max(stores.len());
+    let storage = &stores[0];
     let path = p("/memories/cas/log.md");
     ok(
-        &*storage,
+        &**storage,
         "create the shared file",
         storage
             .write(&path, b"header\n".to_vec(), WriteMode::Create)
             .await,
     );
     let mut tasks = Vec::new();
-    for task in 0..TASKS {
-        let storage = Arc::clone(&storage);
+    for task in 0..task_count {
+        let storage = Arc::clone(&stores[task % stores.len()]);
         let path = path.clone();
         tasks.push(tokio::spawn(async move {
             let mut conflicts = 0usize;
@@ -587,7 +594,7 @@ pub async fn concurrent_updates_lose_nothing(storage: Arc<dyn Storage>) {
             std::panic::resume_unwind(e.into_panic());
         }
     }
-    let body = get(&*storage, "/memories/cas/log.md").await;
+    let body = get(&**storage, "/memories/cas/log.md").await;
     let text = String::from_utf8_lossy(&body);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
@@ -597,7 +604,7 @@ pub async fn concurrent_updates_lose_nothing(storage: Arc<dyn Storage>) {
     );
     let got: BTreeSet<&str> = lines[1..].iter().copied().collect();
     let mut missing = Vec::new();
-    for task in 0..TASKS {
+    for task in 0..task_count {
         for line in 0..LINES {
             let want = format!("task {task} line {line}");
             if !got.contains(want.as_str()) {
@@ -611,7 +618,7 @@ pub async fn concurrent_updates_lose_nothing(storage: Arc<dyn Storage>) {
     );
     assert_eq!(
         lines.len(),
-        1 + TASKS * LINES,
+        1 + task_count * LINES,
         "{storage}: every update landed exactly once"
     );
 }
