@@ -85,6 +85,40 @@ pub enum Error {
     /// `Display` is the reason, for the person or model that wrote the query.
     #[error("invalid search query: {0}")]
     InvalidQuery(#[from] crate::search::QueryError),
+    /// The store was opened with `history=off`: it keeps no earlier versions, so there are
+    /// none to list, read, restore or redact.
+    #[error("history is off for this store (it was opened with history=off)")]
+    HistoryOff,
+    /// `path` has no revision numbered `number` (never made, or pruned).
+    #[error("{path} has no version {number}")]
+    NoRevision {
+        /// The path asked about.
+        path: MemoryPath,
+        /// The revision number asked for.
+        number: u64,
+    },
+    /// The revision is there but holds no content to read or restore: it records a deletion,
+    /// or its content was redacted.
+    #[error("version {number} of {path} holds no content: {}", if *redacted { "it was redacted" } else { "it records a deletion" })]
+    RevisionWithoutContent {
+        /// The path asked about.
+        path: MemoryPath,
+        /// The revision number asked for.
+        number: u64,
+        /// Whether its content was redacted (otherwise it is a deletion).
+        redacted: bool,
+    },
+    /// Redaction was asked for the revision that is the current file, which redaction never
+    /// touches: change or delete the file first.
+    #[error(
+        "version {number} is the current content of {path}: change or delete the file before redacting it"
+    )]
+    RevisionIsCurrent {
+        /// The file.
+        path: MemoryPath,
+        /// Its current revision's number.
+        number: u64,
+    },
     /// The backend cannot do this at all.
     #[error("{operation} is not supported by {backend}")]
     Unsupported {
@@ -157,7 +191,25 @@ impl Error {
                 reason,
             },
             Error::SymbolicLink { path } => Error::SymbolicLink { path: f(path) },
-            other @ (Error::StoreFull { .. }
+            Error::NoRevision { path, number } => Error::NoRevision {
+                path: f(path),
+                number,
+            },
+            Error::RevisionWithoutContent {
+                path,
+                number,
+                redacted,
+            } => Error::RevisionWithoutContent {
+                path: f(path),
+                number,
+                redacted,
+            },
+            Error::RevisionIsCurrent { path, number } => Error::RevisionIsCurrent {
+                path: f(path),
+                number,
+            },
+            other @ (Error::HistoryOff
+            | Error::StoreFull { .. }
             | Error::InvalidQuery(_)
             | Error::Unsupported { .. }
             | Error::Backend { .. }) => other,

@@ -10,6 +10,7 @@ mod command;
 pub mod conformance;
 mod error;
 mod handler;
+pub mod history;
 mod in_memory;
 mod limits;
 #[cfg(feature = "runner")]

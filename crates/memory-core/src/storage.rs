@@ -409,6 +409,119 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
         let _ = (path, modified);
         Ok(false)
     }
+
+    /// The earlier versions of `path` ([`history`](crate::history)): for a file, its
+    /// revisions newest first, the current content first of all; for a folder (the root
+    /// included), the revisions of every file below it, deleted ones too, newest first across
+    /// files ([`history::newest_first`](crate::history::newest_first)).
+    ///
+    /// # Behavior
+    /// - each change through the store (a [`write`](Self::write) of any mode,
+    ///   [`create_within`](Self::create_within), [`delete`](Self::delete),
+    ///   [`rename`](Self::rename), [`write_restored`](Self::write_restored)) adds one revision
+    ///   per file it changes, in the same atomic step as the change: `created`, `modified`,
+    ///   `deleted`, `renamed` (with `old_path`; the file's earlier revisions move with it,
+    ///   renumbered after the new path's own, see
+    ///   [`FileHistory::append_moved`](crate::history::FileHistory::append_moved)) or
+    ///   `restored`; a change that fails adds none;
+    /// - numbers count up from 1 per path; `size` and `sha256` describe the content after the
+    ///   change (none for a deletion); `session` is the store's
+    ///   [`HistoryOptions::session`](crate::history::HistoryOptions::session);
+    /// - history is invisible to the six commands: [`list`](Self::list),
+    ///   [`file_count`](Self::file_count), [`search`](Self::search) and
+    ///   [`stat`](Self::stat) see only current files;
+    /// - pruning ([`HistoryOptions`](crate::history::HistoryOptions)) happens as a file is
+    ///   changed, drops only that file's revisions, never the current one;
+    /// - a path with no revisions (never written, or every revision pruned) → an empty list;
+    /// - a store opened with `history=off` → [`Error::HistoryOff`] and records nothing;
+    /// - wrappers forward it (mapping paths where they map them).
+    ///
+    /// The provided method answers [`Error::Unsupported`]: right for a store that keeps no
+    /// history (a versioned store keeps its own versions, see `memory store`).
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<crate::history::Revision>> {
+        let _ = path;
+        Err(Error::Unsupported {
+            operation: "history",
+            backend: "this store",
+        })
+    }
+
+    /// The content of revision `number` of the file at `path` (the path the file has now:
+    /// revisions moved by a rename are read at the new path).
+    ///
+    /// # Behavior
+    /// - the bytes the file held after that change, whether it is the current revision or a
+    ///   past one;
+    /// - a number the path does not have → [`Error::NoRevision`];
+    /// - a deletion or a redacted revision → [`Error::RevisionWithoutContent`];
+    /// - `history=off` → [`Error::HistoryOff`].
+    ///
+    /// The provided method answers [`Error::Unsupported`].
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        let _ = (path, number);
+        Err(Error::Unsupported {
+            operation: "read_revision",
+            backend: "this store",
+        })
+    }
+
+    /// Writes `contents` (revision `number`'s content, as the caller read it with
+    /// [`read_revision`](Self::read_revision)) back as the current file at `path`, creating it
+    /// if it was deleted; the change is recorded as a `restored` revision, and the content it
+    /// replaces is kept like any write's. [`history::restore`](crate::history::restore) reads
+    /// and writes back in one call.
+    ///
+    /// # Behavior
+    /// - afterwards [`read`](Self::read) returns `contents` and the newest revision is
+    ///   `restored`;
+    /// - a number the path does not have → [`Error::NoRevision`], nothing written;
+    /// - a folder at `path` → [`Error::AlreadyExists`]; a file above it →
+    ///   [`Error::ParentIsFile`];
+    /// - `history=off` → [`Error::HistoryOff`];
+    /// - a read-only wrapper refuses it as it refuses a write.
+    ///
+    /// The provided method answers [`Error::Unsupported`].
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        let _ = (path, number, contents);
+        Err(Error::Unsupported {
+            operation: "restore",
+            backend: "this store",
+        })
+    }
+
+    /// Removes the stored content of the past revisions of `path` that `which` names, keeping
+    /// their records (who, when, what change): the way to make a secret that was once written
+    /// truly gone from the store's files, free pages and logs. Returns how many revisions lost
+    /// their content.
+    ///
+    /// # Behavior
+    /// - afterwards [`read_revision`](Self::read_revision) of each →
+    ///   [`Error::RevisionWithoutContent`] with `redacted`, and [`history`](Self::history)
+    ///   shows them `redacted`; no copy of their bytes is left in the store;
+    /// - the current file is never touched: naming its revision →
+    ///   [`Error::RevisionIsCurrent`];
+    /// - a number the path does not have → [`Error::NoRevision`];
+    /// - a deletion or an already redacted revision counts 0;
+    /// - `history=off` → [`Error::HistoryOff`];
+    /// - a read-only wrapper refuses it as it refuses a write.
+    ///
+    /// The provided method answers [`Error::Unsupported`].
+    async fn redact_revisions(
+        &self,
+        path: &MemoryPath,
+        which: crate::history::Redaction,
+    ) -> Result<u64> {
+        let _ = (path, which);
+        Err(Error::Unsupported {
+            operation: "redact",
+            backend: "this store",
+        })
+    }
 }
 
 /// Checks a rename's preconditions in the contract's order, returning what is at `from`:
@@ -588,6 +701,27 @@ macro_rules! forward_storage {
             }
             async fn set_modified(&self, path: &MemoryPath, modified: SystemTime) -> Result<bool> {
                 (**self).set_modified(path, modified).await
+            }
+            async fn history(&self, path: &MemoryPath) -> Result<Vec<crate::history::Revision>> {
+                (**self).history(path).await
+            }
+            async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+                (**self).read_revision(path, number).await
+            }
+            async fn write_restored(
+                &self,
+                path: &MemoryPath,
+                number: u64,
+                contents: Vec<u8>,
+            ) -> Result<Version> {
+                (**self).write_restored(path, number, contents).await
+            }
+            async fn redact_revisions(
+                &self,
+                path: &MemoryPath,
+                which: crate::history::Redaction,
+            ) -> Result<u64> {
+                (**self).redact_revisions(path, which).await
             }
         }
     };

@@ -18,10 +18,14 @@
 //! - [`processes`]: checks with several OS processes on one store (edits of one file lose
 //!   nothing, creates racing at the limit leave one winner), for a backend's `harness = false`
 //!   test binary that describes how a process opens its store ([`processes::OpenAt`]).
+//! - [`history`]: each file's earlier versions (every change a version, restore, redact,
+//!   renames, pruning, `history=off`), for backends that describe how to open a fresh store
+//!   with given history options ([`history::OpenHistory`]).
 //! - [`notes`]: generated notes for the search benches.
 
 pub mod commands;
 pub mod faults;
+pub mod history;
 pub mod notes;
 pub mod processes;
 mod provided;

@@ -1,6 +1,7 @@
 //! Checks with several OS processes on one store, each with its own connections, caches and
-//! locks: compare-and-swap edits of one file lose nothing, and creates racing at the file
-//! limit leave exactly one winner.
+//! locks: compare-and-swap edits of one file lose nothing, creates racing at the file
+//! limit leave exactly one winner, and a process killed while it writes leaves the history
+//! whole ([`history_survives_kill`]).
 //!
 //! The checks run the test binary itself again as worker processes, so they live in a test
 //! target with its own `main` (`harness = false` in the backend's `Cargo.toml`). The backend
@@ -122,6 +123,7 @@ pub fn run_worker_if_asked(backend: &dyn OpenAt) {
                     }
                 }
             }
+            ["churn", place] => churn(&*backend.open(place).await).await,
             _ => {
                 eprintln!("unknown conformance worker role {role:?}");
                 2
@@ -293,6 +295,158 @@ pub fn creates_race_at_the_limit(
         });
     }
     format!("{rounds} rounds of {processes} processes")
+}
+
+/// The file [`history_survives_kill`]'s worker edits, and the one it replaces whole, deletes
+/// and renames back.
+const CHURNED: &str = "/memories/crash/log.md";
+const REPLACED: &str = "/memories/crash/whole.md";
+const MOVED: &str = "/memories/crash/moved.md";
+
+/// A worker's part of [`history_survives_kill`]: edits until it is killed. Each round appends
+/// one line to [`CHURNED`] by compare-and-swap, and replaces, deletes, creates or renames
+/// [`REPLACED`].
+async fn churn(store: &dyn Storage) -> i32 {
+    let (log, whole, moved) = (p(CHURNED), p(REPLACED), p(MOVED));
+    for n in 0u64.. {
+        let appended = async {
+            let file = store.read(&log).await?;
+            let mut body = file.contents;
+            body.extend(format!("line {n}\n").bytes());
+            store
+                .write(&log, body, WriteMode::Update(file.version))
+                .await
+        };
+        match appended.await {
+            Ok(_) | Err(Error::Conflict { .. }) => {}
+            Err(e) => {
+                eprintln!("churn worker: append: {e:?}");
+                return 1;
+            }
+        }
+        let step = match n % 4 {
+            0 => store
+                .write(
+                    &whole,
+                    format!("whole {n}").into_bytes(),
+                    WriteMode::Overwrite,
+                )
+                .await
+                .map(drop),
+            1 => store.rename(&whole, &moved).await,
+            2 => store.rename(&moved, &whole).await,
+            _ => store.delete(&whole).await,
+        };
+        match step {
+            Ok(()) | Err(Error::NotFound { .. }) | Err(Error::AlreadyExists { .. }) => {}
+            Err(e) => {
+                eprintln!("churn worker: step {n}: {e:?}");
+                return 1;
+            }
+        }
+    }
+    0
+}
+
+/// The history invariants after a crash, for one file: every version but the newest holds
+/// its content, the newest is the current file (its bytes, or a deletion when there is no
+/// file), and for [`CHURNED`] each version is the one before it plus one line: no content a
+/// change replaced is missing, and no version records a change that did not happen.
+async fn check_history_after_kill(store: &dyn Storage, raw: &str, round: usize) {
+    let path = p(raw);
+    let revisions = match store.history(&path).await {
+        Ok(revisions) => revisions,
+        Err(e) => panic!("{store}: round {round}: history of {path}: {e:?}"),
+    };
+    let current = match store.read(&path).await {
+        Ok(file) => Some(file.contents),
+        Err(Error::NotFound { .. }) => None,
+        Err(e) => panic!("{store}: round {round}: read {path}: {e:?}"),
+    };
+    let Some(newest) = revisions.first() else {
+        assert!(
+            current.is_none(),
+            "{store}: round {round}: {path} exists without a version"
+        );
+        return;
+    };
+    let newest_content = match store.read_revision(&path, newest.number).await {
+        Ok(content) => Some(content),
+        Err(Error::RevisionWithoutContent {
+            redacted: false, ..
+        }) => None,
+        Err(e) => panic!("{store}: round {round}: read the newest version of {path}: {e:?}"),
+    };
+    assert_eq!(
+        newest_content, current,
+        "{store}: round {round}: the newest version of {path} is not its current content"
+    );
+    let mut previous: Option<Vec<u8>> = None;
+    for revision in revisions.iter().rev() {
+        let content = match store.read_revision(&path, revision.number).await {
+            Ok(content) => content,
+            Err(Error::RevisionWithoutContent {
+                redacted: false, ..
+            }) => {
+                previous = None;
+                continue;
+            }
+            Err(e) => panic!(
+                "{store}: round {round}: version {} of {path} lost its content: {e:?}",
+                revision.number
+            ),
+        };
+        if let Some(previous) = previous.as_ref().filter(|_| raw == CHURNED) {
+            let added = content.strip_prefix(previous.as_slice());
+            assert!(
+                added.is_some_and(|added| added.starts_with(b"line ") && added.ends_with(b"\n")),
+                "{store}: round {round}: version {} of {path} is not the one before it plus a line",
+                revision.number
+            );
+        }
+        previous = Some(content);
+    }
+}
+
+/// A worker process edits, replaces, renames and deletes files of the store at `place` until
+/// it is killed (`SIGKILL` on Unix, `TerminateProcess` on Windows) at a moment that differs
+/// each of `rounds` rounds; after each kill the store, opened again, keeps the history
+/// invariants: no current file without the version of the content it replaced, no version
+/// for a change that did not happen. `place` must hold no store yet or an empty one.
+pub fn history_survives_kill(backend: &dyn OpenAt, place: &str, rounds: usize) -> String {
+    runtime().block_on(async {
+        let store = backend.open(place).await;
+        if let Err(e) = store
+            .write(&p(CHURNED), Vec::new(), WriteMode::Create)
+            .await
+        {
+            panic!("{store}: setup: create {CHURNED}: {e:?}");
+        }
+    });
+    let mut versions = 0;
+    for round in 0..rounds {
+        let mut child = spawn_worker(&format!("churn|{place}"));
+        // Let it open the store and get going, then kill it at a different point each round.
+        std::thread::sleep(Duration::from_millis(400 + 37 * round as u64));
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("round {round}: the churn worker ended by itself: {status}");
+        }
+        if let Err(e) = child.kill() {
+            panic!("round {round}: killing the churn worker: {e}");
+        }
+        let _ = child.wait();
+        versions = runtime().block_on(async {
+            let store = backend.open(place).await;
+            for raw in [CHURNED, REPLACED, MOVED] {
+                check_history_after_kill(&*store, raw, round).await;
+            }
+            match store.history(&p(CHURNED)).await {
+                Ok(revisions) => revisions.len(),
+                Err(e) => panic!("{store}: history: {e:?}"),
+            }
+        });
+    }
+    format!("{rounds} kills, {versions} versions of the edited file")
 }
 
 /// A test of a `harness = false` binary: its name and its body, which panics on failure and

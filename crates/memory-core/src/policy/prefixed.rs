@@ -6,6 +6,8 @@ use std::time::SystemTime;
 use async_lock::Mutex;
 use async_trait::async_trait;
 
+use crate::history::{Redaction, Revision};
+
 use crate::search::{SearchHit, SearchQuery};
 use crate::{
     Capabilities, Entry, Error, FileMeta, Listing, MemoryPath, Result, Storage, StoredFile,
@@ -322,6 +324,51 @@ impl<S: Storage> Storage for Prefixed<S> {
             .set_modified(&inner, modified)
             .await
             .map_err(|e| self.up_error(e))
+    }
+
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<Revision>> {
+        let Ok(inner) = self.down(path) else {
+            return Ok(Vec::new());
+        };
+        let revisions = (self.inner.history(&inner).await).map_err(|e| self.up_error(e))?;
+        // A revision made outside the prefix (a file moved in by a rename below this
+        // wrapper) is shown at the path asked about, and without the path it came from.
+        Ok(revisions
+            .into_iter()
+            .map(|mut revision| {
+                revision.path = self.up(&revision.path).unwrap_or_else(|| path.clone());
+                revision.old_path = revision.old_path.and_then(|old| self.up(&old));
+                revision
+            })
+            .collect())
+    }
+
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        let Ok(inner) = self.down(path) else {
+            return Err(Error::NoRevision {
+                path: path.clone(),
+                number,
+            });
+        };
+        (self.inner.read_revision(&inner, number).await).map_err(|e| self.up_error(e))
+    }
+
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        if path.is_root() {
+            return Err(Error::AlreadyExists { path: path.clone() });
+        }
+        let inner = self.down(path)?;
+        (self.inner.write_restored(&inner, number, contents).await).map_err(|e| self.up_error(e))
+    }
+
+    async fn redact_revisions(&self, path: &MemoryPath, which: Redaction) -> Result<u64> {
+        let inner = self.down(path)?;
+        (self.inner.redact_revisions(&inner, which).await).map_err(|e| self.up_error(e))
     }
 }
 

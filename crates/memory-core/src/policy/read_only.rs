@@ -5,6 +5,8 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
+use crate::history::{Redaction, Revision};
+
 use crate::search::{SearchHit, SearchQuery};
 use crate::{
     Capabilities, Entry, Error, FileMeta, Listing, MemoryPath, Result, Storage, StoredFile,
@@ -157,6 +159,27 @@ impl<S: Storage> Storage for ReadOnly<S> {
     }
 
     async fn set_modified(&self, path: &MemoryPath, _modified: SystemTime) -> Result<bool> {
+        Err(self.refusal(path))
+    }
+
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<Revision>> {
+        self.inner.history(path).await
+    }
+
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        self.inner.read_revision(path, number).await
+    }
+
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        _number: u64,
+        _contents: Vec<u8>,
+    ) -> Result<Version> {
+        Err(self.refusal(path))
+    }
+
+    async fn redact_revisions(&self, path: &MemoryPath, _which: Redaction) -> Result<u64> {
         Err(self.refusal(path))
     }
 }

@@ -214,6 +214,31 @@ impl<S: Storage> Storage for Recording<S> {
     ) -> Result<bool> {
         self.inner.set_modified(path, modified).await
     }
+
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<crate::history::Revision>> {
+        self.inner.history(path).await
+    }
+
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        self.inner.read_revision(path, number).await
+    }
+
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        self.inner.write_restored(path, number, contents).await
+    }
+
+    async fn redact_revisions(
+        &self,
+        path: &MemoryPath,
+        which: crate::history::Redaction,
+    ) -> Result<u64> {
+        self.inner.redact_revisions(path, which).await
+    }
 }
 
 #[cfg(test)]

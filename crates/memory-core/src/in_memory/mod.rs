@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
+use crate::history::{Change, HistoryOptions, Redaction, Revision};
 use crate::search::{Ranker, SearchHit, SearchQuery, is_searchable, searchable_text};
 use crate::{
     Capabilities, Entry, Error, FileMeta, MemoryPath, Result, Storage, StoredFile, Version,
@@ -20,12 +21,16 @@ struct Stored {
     modified: SystemTime,
 }
 
+mod history;
+
 #[derive(Debug, Default)]
 struct State {
     files: BTreeMap<MemoryPath, Stored>,
     /// Versions are unique across the whole store, so a file deleted and created again never
     /// repeats an old version.
     next_version: u64,
+    /// Every path's revisions, changed under the same lock as the files.
+    history: history::History,
 }
 
 impl State {
@@ -68,6 +73,17 @@ impl State {
 
     /// One write, checked against the state it changes.
     fn write(&mut self, path: &MemoryPath, contents: Vec<u8>, mode: &WriteMode) -> Result<Version> {
+        self.write_as(path, contents, mode, None)
+    }
+
+    /// [`write`](Self::write), recorded as `change` (by default a creation or an edit).
+    fn write_as(
+        &mut self,
+        path: &MemoryPath,
+        contents: Vec<u8>,
+        mode: &WriteMode,
+        change: Option<Change>,
+    ) -> Result<Version> {
         if let Some(parent) = self.file_ancestor(path) {
             return Err(Error::ParentIsFile {
                 path: path.clone(),
@@ -94,10 +110,16 @@ impl State {
             }
             _ => {}
         }
-        Ok(self.put(path, contents))
+        let change = change.unwrap_or(match self.files.contains_key(path) {
+            true => Change::Modified,
+            false => Change::Created,
+        });
+        Ok(self.put(path, contents, change))
     }
 
-    fn put(&mut self, path: &MemoryPath, contents: Vec<u8>) -> Version {
+    /// Stores `contents` at `path` and records the change.
+    fn put(&mut self, path: &MemoryPath, contents: Vec<u8>, change: Change) -> Version {
+        self.history.record(change, path, None, Some(&contents));
         self.next_version += 1;
         let version = self.next_version;
         self.files.insert(
@@ -137,9 +159,16 @@ pub struct InMemoryStorage {
 }
 
 impl InMemoryStorage {
-    /// An empty store.
+    /// An empty store, keeping history with the default [`HistoryOptions`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store keeping history as `options` say ([`HistoryOptions::off`] for none).
+    pub fn with_history(options: HistoryOptions) -> Self {
+        let store = Self::default();
+        store.lock().history.options = options;
+        store
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -198,6 +227,7 @@ impl Storage for InMemoryStorage {
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
         let mut state = self.lock();
         if state.files.remove(path).is_some() {
+            state.history.record(Change::Deleted, path, None, None);
             return Ok(());
         }
         let doomed: Vec<MemoryPath> = state.below(path).map(|(p, _)| p.clone()).collect();
@@ -210,6 +240,7 @@ impl Storage for InMemoryStorage {
         }
         for p in doomed {
             state.files.remove(&p);
+            state.history.record(Change::Deleted, &p, None, None);
         }
         Ok(())
     }
@@ -242,6 +273,7 @@ impl Storage for InMemoryStorage {
         }
         for (source, target) in moves {
             if let Some(stored) = state.files.remove(&source) {
+                state.history.moved(&source, &target, &stored.contents);
                 state.files.insert(target, stored);
             }
         }
@@ -309,5 +341,55 @@ impl Storage for InMemoryStorage {
             .ok_or_else(|| Error::NotFound { path: path.clone() })?;
         stored.modified = modified;
         Ok(true)
+    }
+
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<Revision>> {
+        self.lock().history.revisions(path)
+    }
+
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        self.lock().history.read(path, number)
+    }
+
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        let mut state = self.lock();
+        state.history.check_exists(path, number)?;
+        state.write_as(
+            path,
+            contents,
+            &WriteMode::Overwrite,
+            Some(Change::Restored),
+        )
+    }
+
+    async fn redact_revisions(&self, path: &MemoryPath, which: Redaction) -> Result<u64> {
+        self.lock().history.redact(path, which)
+    }
+}
+
+#[cfg(test)]
+mod history_tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::conformance::history::{self, OpenHistory};
+
+    struct Fresh;
+
+    #[async_trait]
+    impl OpenHistory for Fresh {
+        async fn open(&self, options: HistoryOptions) -> Arc<dyn Storage> {
+            Arc::new(InMemoryStorage::with_history(options))
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn in_memory_history_conforms() {
+        history::run_all(&Fresh).await;
     }
 }
