@@ -23,7 +23,13 @@ pub(crate) const MAX_ATTEMPTS: usize = 8;
 ///
 /// - Paths (file and directory names) are **not** encrypted: the inner store sees them as is.
 /// - Each envelope is bound to its path; [`rename`](Storage::rename) therefore decrypts and
-///   re-encrypts each moved file (see the README for why, and what that means for atomicity).
+///   re-encrypts each moved file (see the README for why, and what that means for atomicity),
+///   except over an inner store that keeps history: there it is the inner store's atomic
+///   rename, which moves each file's history with it, and a moved envelope is opened with the
+///   path its history says it was sealed for until its next write seals it for the new one.
+/// - History ([`Storage::history`]) is the inner store's, of envelopes: revisions are
+///   decrypted in memory to show the plaintext's sizes and digests; nothing in plaintext is
+///   stored.
 /// - Versions are the inner store's, so compare-and-swap works through the wrapper.
 /// - [`stat`](Storage::stat) and [`list`](Storage::list) report plaintext sizes (stored size
 ///   minus [`OVERHEAD`](crate::OVERHEAD)).
@@ -39,11 +45,13 @@ pub(crate) const MAX_ATTEMPTS: usize = 8;
 /// `Display` shows the stack, e.g. `Encrypted(InMemory)`.
 #[derive(Debug)]
 pub struct Encrypted<S> {
-    inner: S,
-    keyring: Keyring,
+    pub(crate) inner: S,
+    pub(crate) keyring: Keyring,
     /// How far the key check got ([`UNCHECKED`], [`UNMARKED`], [`MARKED`]); every operation
     /// that needs more runs it first.
     checked: AtomicU8,
+    /// Whether the inner store keeps history, once asked (see `history.rs`).
+    pub(crate) history_state: AtomicU8,
 }
 
 impl<S> Encrypted<S> {
@@ -58,6 +66,7 @@ impl<S> Encrypted<S> {
             inner,
             keyring,
             checked: AtomicU8::new(UNCHECKED),
+            history_state: AtomicU8::new(crate::history::HISTORY_UNKNOWN),
         }
     }
 
@@ -131,7 +140,7 @@ impl<S: Storage> Encrypted<S> {
 
     /// Runs the key check unless it already got far enough: a read needs the store checked,
     /// a change (`mark`) also needs the record written.
-    async fn ensure_checked(&self, mark: bool) -> Result<()> {
+    pub(crate) async fn ensure_checked(&self, mark: bool) -> Result<()> {
         let state = self.checked.load(Ordering::Acquire);
         if state == MARKED || (state == UNMARKED && !mark) {
             return Ok(());
@@ -325,7 +334,7 @@ impl<S: Storage> Storage for Encrypted<S> {
         }
         let file = self.inner.read(path).await?;
         Ok(StoredFile {
-            contents: self.decrypt(path, file.contents)?,
+            contents: self.open_current(path, file.contents).await?,
             version: file.version,
         })
     }
@@ -390,8 +399,11 @@ impl<S: Storage> Storage for Encrypted<S> {
         Ok(self.listing(dir).await?.entries)
     }
 
-    /// Re-encrypts every moved file for its new path (envelopes are bound to their path), so
-    /// this is a copy then delete, not the inner store's atomic rename. See the crate README.
+    /// Over an inner store that keeps history: the inner store's atomic rename, which moves
+    /// each file's history with it; the envelopes stay sealed for the path they were written
+    /// at, as the `renamed` revisions record (see `history.rs`). Otherwise every moved file is
+    /// re-encrypted for its new path (envelopes are bound to their path): a copy then delete.
+    /// See the crate README.
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
         self.ensure_checked(true).await?;
         if is_reserved(from) {
@@ -399,6 +411,13 @@ impl<S: Storage> Storage for Encrypted<S> {
         }
         if is_reserved(to) {
             return Err(reserved(to));
+        }
+        if self.inner_keeps_history().await? {
+            if key_check_path().starts_with(from) {
+                // Moving the folder that holds the key check record would move the record.
+                return self.rename_reencrypting(from, to).await;
+            }
+            return self.inner.rename(from, to).await;
         }
         self.rename_reencrypting(from, to).await
     }
@@ -479,5 +498,44 @@ impl<S: Storage> Storage for Encrypted<S> {
             return Err(reserved(path));
         }
         self.inner.set_modified(path, modified).await
+    }
+
+    /// The inner store's revisions, with the plaintext's sizes and digests (each readable
+    /// revision is decrypted in memory to work them out; nothing is stored).
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<memory_core::history::Revision>> {
+        self.encrypted_history(path).await
+    }
+
+    /// The revision's envelope, opened with the path it was sealed for.
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        self.encrypted_revision(path, number).await
+    }
+
+    /// Seals the content for `path` and lets the inner store write it back as `restored`.
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        self.ensure_checked(true).await?;
+        if is_reserved(path) {
+            return Err(reserved(path));
+        }
+        let sealed = self.seal(path, contents)?;
+        self.inner.write_restored(path, number, sealed).await
+    }
+
+    /// Forwarded: the inner store removes the envelopes (ciphertext, never plaintext).
+    async fn redact_revisions(
+        &self,
+        path: &MemoryPath,
+        which: memory_core::history::Redaction,
+    ) -> Result<u64> {
+        self.ensure_checked(true).await?;
+        if is_reserved(path) {
+            return Err(reserved(path));
+        }
+        self.inner.redact_revisions(path, which).await
     }
 }

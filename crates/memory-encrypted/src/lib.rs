@@ -6,6 +6,7 @@
 mod check;
 mod encrypted;
 mod envelope;
+mod history;
 mod key;
 mod rekey;
 

@@ -177,7 +177,10 @@ impl<S: Storage> Encrypted<S> {
             };
             let (plaintext, outcome) = match envelope::key_id(path, &file.contents) {
                 Ok(id) if id == active => return Ok(RekeyOutcome::AlreadyCurrent),
-                Ok(_) => (self.decrypt(path, file.contents)?, RekeyOutcome::Rekeyed),
+                Ok(_) => (
+                    self.open_current(path, file.contents).await?,
+                    RekeyOutcome::Rekeyed,
+                ),
                 Err(EncryptionError::NotEncrypted { .. }) if options.encrypt_plaintext => {
                     (file.contents, RekeyOutcome::EncryptedPlaintext)
                 }

@@ -38,3 +38,22 @@ async fn conformance_over_a_folder() {
     assert!(store.to_string().starts_with("Encrypted(Fs("), "{store}");
     memory_core::conformance::run_all(Arc::new(store)).await;
 }
+
+/// History through the envelope, over an inner store that keeps it.
+struct FreshEncrypted;
+
+#[memory_core::async_trait]
+impl memory_core::conformance::history::OpenHistory for FreshEncrypted {
+    async fn open(
+        &self,
+        options: memory_core::history::HistoryOptions,
+    ) -> Arc<dyn memory_core::Storage> {
+        let inner = InMemoryStorage::with_history(options);
+        Arc::new(Encrypted::new(inner, keyring()))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_conformance() {
+    memory_core::conformance::history::run_all(&FreshEncrypted).await;
+}

@@ -573,4 +573,46 @@ impl Storage for StoreStorage {
     async fn set_modified(&self, _path: &MemoryPath, _modified: SystemTime) -> Result<bool> {
         Ok(false)
     }
+    /// A versioned store keeps versions of its own, with their authors (`memory store
+    /// history`), not this history: unsupported here.
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<memory_core::history::Revision>> {
+        let _ = path;
+        Err(Error::Unsupported {
+            operation: "history",
+            backend: "a versioned memory store (see `memory store history`)",
+        })
+    }
+
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        let _ = (path, number);
+        Err(Error::Unsupported {
+            operation: "read_revision",
+            backend: "a versioned memory store (see `memory store history`)",
+        })
+    }
+
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        let _ = (path, number, contents);
+        Err(Error::Unsupported {
+            operation: "restore",
+            backend: "a versioned memory store (see `memory store history`)",
+        })
+    }
+
+    async fn redact_revisions(
+        &self,
+        path: &MemoryPath,
+        which: memory_core::history::Redaction,
+    ) -> Result<u64> {
+        let _ = (path, which);
+        Err(Error::Unsupported {
+            operation: "redact",
+            backend: "a versioned memory store (see `memory store redact`)",
+        })
+    }
 }

@@ -590,6 +590,35 @@ impl<S: Storage> Storage for Indexed<S> {
         self.written(path);
         Ok(set)
     }
+
+    /// Forwarded: history is the inner store's, never indexed.
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<memory_core::history::Revision>> {
+        self.inner.history(path).await
+    }
+
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        self.inner.read_revision(path, number).await
+    }
+
+    /// Forwarded; the file is noted like a write.
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        let version = self.inner.write_restored(path, number, contents).await?;
+        self.written(path);
+        Ok(version)
+    }
+
+    async fn redact_revisions(
+        &self,
+        path: &MemoryPath,
+        which: memory_core::history::Redaction,
+    ) -> Result<u64> {
+        self.inner.redact_revisions(path, which).await
+    }
 }
 
 /// Whether files below `dir` can be in the index: no hidden segment and no `node_modules` on

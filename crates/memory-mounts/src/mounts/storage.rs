@@ -2,6 +2,8 @@
 //! into the mount and errors mapped back), listings and searches over every mount merged, and
 //! the root's changes refused as the contract says.
 
+use memory_core::history::{Redaction, Revision, newest_first};
+
 use super::*;
 
 #[async_trait]
@@ -292,6 +294,79 @@ impl Storage for Mounts {
                 .set_modified(&inner, modified)
                 .await
                 .map_err(|e| outer_error(m, e)),
+            Route::Root | Route::Outside => Err(Error::NotFound { path: path.clone() }),
+        }
+    }
+
+    /// Routed to the path's mount; for `/memories`, every mount's history merged (a mount
+    /// that keeps none is left out).
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<Revision>> {
+        let outer_revision = |m: &Mounted, mut revision: Revision| {
+            revision.path = outer(m, &revision.path).unwrap_or_else(|| m.root.clone());
+            revision.old_path = revision.old_path.and_then(|old| outer(m, &old));
+            revision
+        };
+        match self.route(path) {
+            Route::In(m, inner) => {
+                let revisions = m.storage.history(&inner).await;
+                let revisions = revisions.map_err(|e| outer_error(m, e))?;
+                Ok(revisions
+                    .into_iter()
+                    .map(|r| outer_revision(m, r))
+                    .collect())
+            }
+            Route::Root => {
+                let mut all = Vec::new();
+                for m in &self.mounts {
+                    match m.storage.history(&MemoryPath::root()).await {
+                        Ok(revisions) => {
+                            all.extend(revisions.into_iter().map(|r| outer_revision(m, r)))
+                        }
+                        Err(Error::HistoryOff | Error::Unsupported { .. }) => {}
+                        Err(e) => return Err(outer_error(m, e)),
+                    }
+                }
+                newest_first(&mut all);
+                Ok(all)
+            }
+            Route::Outside => Ok(Vec::new()),
+        }
+    }
+
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        match self.route(path) {
+            Route::In(m, inner) => {
+                (m.storage.read_revision(&inner, number).await).map_err(|e| outer_error(m, e))
+            }
+            Route::Root | Route::Outside => Err(Error::NoRevision {
+                path: path.clone(),
+                number,
+            }),
+        }
+    }
+
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        match self.route(path) {
+            Route::In(_, inner) if inner.is_root() => {
+                Err(Error::AlreadyExists { path: path.clone() })
+            }
+            Route::In(m, inner) => (m.storage.write_restored(&inner, number, contents).await)
+                .map_err(|e| outer_error(m, e)),
+            Route::Root => Err(Error::AlreadyExists { path: path.clone() }),
+            Route::Outside => Err(self.outside(path)),
+        }
+    }
+
+    async fn redact_revisions(&self, path: &MemoryPath, which: Redaction) -> Result<u64> {
+        match self.route(path) {
+            Route::In(m, inner) => {
+                (m.storage.redact_revisions(&inner, which).await).map_err(|e| outer_error(m, e))
+            }
             Route::Root | Route::Outside => Err(Error::NotFound { path: path.clone() }),
         }
     }

@@ -287,4 +287,39 @@ impl Storage for Within {
             .await
             .map_err(|e| self.up_error(e))
     }
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<memory_core::history::Revision>> {
+        let revisions = self.mounts.history(&self.down(path)?).await;
+        let revisions = revisions.map_err(|e| self.up_error(e))?;
+        Ok(revisions
+            .into_iter()
+            .map(|mut revision| {
+                revision.path = self.up(revision.path);
+                revision.old_path = revision.old_path.map(|old| self.up(old));
+                revision
+            })
+            .collect())
+    }
+
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        (self.mounts.read_revision(&self.down(path)?, number).await).map_err(|e| self.up_error(e))
+    }
+
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        let inner = self.down(path)?;
+        (self.mounts.write_restored(&inner, number, contents).await).map_err(|e| self.up_error(e))
+    }
+
+    async fn redact_revisions(
+        &self,
+        path: &MemoryPath,
+        which: memory_core::history::Redaction,
+    ) -> Result<u64> {
+        let inner = self.down(path)?;
+        (self.mounts.redact_revisions(&inner, which).await).map_err(|e| self.up_error(e))
+    }
 }
