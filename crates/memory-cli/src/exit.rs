@@ -8,7 +8,9 @@ macro_rules! exit_status_help {
   0  success
   1  the store failed, or a local file could not be read or written
   2  usage error: bad arguments, an invalid /memories path or duration, or a store
-     URL that is invalid or cannot be opened (a missing or wrong encryption key too)
+     URL that is invalid or cannot be opened (a missing or wrong encryption key too);
+     for log, cat --version, diff, restore and redact also a version the file does not
+     have or whose content is gone, or a store that keeps no history (history=off)
   3  not found: nothing at the path (for cat: not a file), or the store does not exist
   4  already exists: the destination is taken (mv, put --no-overwrite), or import /
      copy would overwrite files (pass --overwrite)

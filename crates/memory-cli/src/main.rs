@@ -38,7 +38,9 @@ prints one JSON result per line.
 
 `memory mcp` serves the same tool to MCP clients (Claude Code, Claude Desktop);
 ls, cat, put, rm, mv, stats, export, import, copy and expire look inside and
-manage any store (exit statuses: see `memory ls --help`). `memory sync` keeps a
+manage any store (exit statuses: see `memory ls --help`); log, diff, restore and
+redact show and bring back each file's earlier versions, which every store keeps
+(store options history=on|off, history_days=N, history_max=N). `memory sync` keeps a
 folder of plain files in step with a versioned store (`memory serve`).
 ";
 

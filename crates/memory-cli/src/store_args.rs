@@ -147,6 +147,21 @@ impl StoreArgs {
         open_url(self.url(), &self.options(None), access).await
     }
 
+    /// Opens this command's store, its changes recorded as the session `session_id`'s (in
+    /// its history, or as a versioned store's session actor) when one is given.
+    pub(crate) async fn open_as(
+        &self,
+        session_id: Option<&str>,
+        access: OpenMode,
+    ) -> Result<Arc<dyn Storage>, Failure> {
+        open_url(
+            self.url(),
+            &self.options(session_id.map(str::to_owned)),
+            access,
+        )
+        .await
+    }
+
     /// Opens this command's store with `options` (from [`StoreArgs::options`]).
     pub(crate) async fn open_with(
         &self,
@@ -176,11 +191,13 @@ pub(crate) fn with_key_files(
 }
 
 /// Opens the store `url` names, with key files but no other option (for commands with several
-/// stores, like `memory copy`).
+/// stores, like `memory copy`), its changes recorded as the session `session_id`'s when one
+/// is given.
 pub(crate) async fn open_store(
     url: &str,
     key_file: Option<&Path>,
     old_key_files: &[PathBuf],
+    session_id: Option<&str>,
     access: OpenMode,
 ) -> Result<Arc<dyn Storage>, Failure> {
     let args = StoreArgs {
@@ -189,13 +206,34 @@ pub(crate) async fn open_store(
         old_key_files: old_key_files.to_vec(),
         store_options: Vec::new(),
     };
-    args.open(access).await
+    args.open_as(session_id, access).await
+}
+
+/// `--session-id` of the commands that change a store (put, rm, mv, import, copy, expire,
+/// restore, rekey): the session each change is recorded as, in the store's history (or as a
+/// versioned store's session actor).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct SessionArgs {
+    /// Record this command's changes as the session ID's (shown by `memory log`): 1 to 64
+    /// characters from [0-9A-Za-z_-].
+    #[arg(long, env = "MEMORY_SESSION_ID", value_name = "ID", value_parser = crate::mounts::parse_session_id)]
+    pub(crate) session_id: Option<String>,
+}
+
+impl SessionArgs {
+    /// The session id given, if any.
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
 }
 
 /// Opens the store `url` names as it is, without the envelope and without refusing an
 /// encrypted one: for `memory rekey`, which wraps it with the whole keyring itself.
 #[cfg(feature = "encrypted")]
-pub(crate) async fn open_inner_store(url: &str) -> Result<Arc<dyn Storage>, Failure> {
+pub(crate) async fn open_inner_store(
+    url: &str,
+    session_id: Option<&str>,
+) -> Result<Arc<dyn Storage>, Failure> {
     let parsed: StoreUrl = url
         .parse()
         .map_err(|e| Failure::new(Exit::Usage, format!("invalid store URL `{url}`: {e}")))?;
@@ -207,7 +245,10 @@ pub(crate) async fn open_inner_store(url: &str) -> Result<Arc<dyn Storage>, Fail
             format!("the store `{url}` does not exist"),
         ));
     }
-    let options = OpenOptions::new().with_environment();
+    let mut options = OpenOptions::new().with_environment();
+    if let Some(id) = session_id {
+        options = options.with_session_id(id);
+    }
     store_url::open_unchecked(&parsed, &options)
         .await
         .map_err(|e| Failure::new(Exit::Usage, error_chain(&e)))

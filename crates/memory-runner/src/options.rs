@@ -21,7 +21,9 @@ pub struct OpenOptions {
     /// or besides, key files: the files' keys are added to it).
     #[cfg(feature = "encrypted")]
     pub keyring: Option<memory_encrypted::Keyring>,
-    /// The session actor of a versioned store's versions (a new `sesn_…` id when unset).
+    /// The session every change is recorded as: a versioned store's session actor (a new
+    /// `sesn_…` id when unset), any other store's `history_session`
+    /// ([`OpenOptions::with_session_id`]).
     pub session_id: Option<String>,
     /// Read the backends' environment variables: `AWS_*` for `s3://` stores,
     /// `MEMORY_STORE_API_KEY` for `store+http(s):` stores. Off unless asked for.
@@ -93,8 +95,29 @@ impl OpenOptions {
         self
     }
 
-    /// Records a versioned store's versions as written by the session `id` (feature
-    /// `stores`).
+    /// Records every change this store makes as the session `id`'s.
+    ///
+    /// - a versioned store (`store+…`, feature `stores`): the session actor of its versions
+    ///   (1 to 64 characters from `[0-9A-Za-z_-]`, else [`Refusal::InvalidSessionId`]);
+    /// - any other store: the `history_session` store option, so that each revision of its
+    ///   history ([`memory_core::history`]) names the session (1 to 128 letters, digits, `-`,
+    ///   `_` or `.`, else [`Refusal::InvalidHistorySession`]). A `history_session` the URL or
+    ///   [`with_store_option`](Self::with_store_option) gives wins over it.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use memory_runner::memory_core::{MemoryPath, WriteMode};
+    /// use memory_runner::{OpenOptions, open_with};
+    ///
+    /// let store = open_with("mem:", &OpenOptions::new().with_session_id("sesn_01"))
+    ///     .await
+    ///     .unwrap();
+    /// let path = MemoryPath::parse("/memories/notes.md").unwrap();
+    /// store.write(&path, b"hi".to_vec(), WriteMode::Create).await.unwrap();
+    /// let log = store.history(&path).await.unwrap();
+    /// assert_eq!(log[0].session.as_deref(), Some("sesn_01"));
+    /// # });
+    /// ```
     pub fn with_session_id(mut self, id: impl Into<String>) -> Self {
         self.session_id = Some(id.into());
         self
@@ -307,6 +330,16 @@ pub enum Refusal {
     /// A session id that breaks the one rule (`memory_store::Actor::is_valid_session_id`).
     #[error("the session id {session:?} must be 1 to 64 characters from [0-9A-Za-z_-]")]
     InvalidSessionId {
+        /// The id given.
+        session: String,
+    },
+    /// A session id that a plain store's history cannot record
+    /// ([`HistoryOptions::is_valid_session`](memory_core::history::HistoryOptions::is_valid_session)).
+    #[error(
+        "the session id {session:?} must be 1 to 128 letters, digits, `-`, `_` or `.` to be \
+         recorded in the store's history"
+    )]
+    InvalidHistorySession {
         /// The id given.
         session: String,
     },

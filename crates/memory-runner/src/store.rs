@@ -18,9 +18,10 @@
 //!
 //! Wrappers come from the same configuration: [`OpenOptions::with_encryption_key_file`] or
 //! [`OpenOptions::with_keyring`] wrap any store in the encrypted envelope (feature
-//! `encrypted`); [`OpenOptions::with_session_id`] names the session actor of a versioned
-//! store's versions. Several stores under one `/memories`: [`open_mount`]
-//! (feature `stores`).
+//! `encrypted`); [`OpenOptions::with_session_id`] names the session every change is recorded
+//! as (a versioned store's session actor; any other store's `history_session`, the session
+//! of its [history](memory_core::history)). Several stores under one `/memories`:
+//! [`open_mount`] (feature `stores`).
 //!
 //! Without a key, an encrypted store (one that holds a key-check record, or whose files are
 //! envelopes) is refused with [`OpenError::Encrypted`] before anything is read or written
@@ -90,6 +91,8 @@ pub async fn open_url(
     url: &StoreUrl,
     options: &OpenOptions,
 ) -> Result<Arc<dyn Storage>, OpenError> {
+    let with_session = history_session_options(url, options)?;
+    let options = with_session.as_ref().unwrap_or(options);
     if !options.read_only {
         return open_wrapped(url, options).await;
     }
@@ -154,6 +157,50 @@ pub async fn discard_search_index(url: &StoreUrl, options: &OpenOptions) -> Resu
             Ok(())
         }
     }
+}
+
+/// The store option that names the session a plain store's history records
+/// ([`HistoryOptions::session`](memory_core::history::HistoryOptions::session)).
+const HISTORY_SESSION: &str = "history_session";
+
+/// `options` with [`OpenOptions::session_id`] as the `history_session` store option, for a
+/// store that is not a versioned one (`store+…` stores record the session as their versions'
+/// actor instead); `None` when nothing is to be added: no session id, a versioned store, or a
+/// `history_session` already given (in the URL or as a store option), which wins.
+///
+/// # Errors
+/// [`Refusal::InvalidHistorySession`] for an id that
+/// [`HistoryOptions::is_valid_session`](memory_core::history::HistoryOptions::is_valid_session)
+/// refuses.
+fn history_session_options(
+    url: &StoreUrl,
+    options: &OpenOptions,
+) -> Result<Option<OpenOptions>, OpenError> {
+    let Some(session) = &options.session_id else {
+        return Ok(None);
+    };
+    if url.scheme().is_versioned_store() {
+        return Ok(None);
+    }
+    let given = |options: &memory_core::options::StoreOptions| {
+        options.keys().any(|key| key == HISTORY_SESSION)
+    };
+    let in_url = memory_core::options::StoreOptions::from_url(url.as_str())
+        .is_ok_and(|(_, query)| given(&query));
+    if in_url || given(&options.store_options) {
+        return Ok(None);
+    }
+    if !memory_core::history::HistoryOptions::is_valid_session(session) {
+        return Err(OpenError::unavailable(
+            url,
+            Refusal::InvalidHistorySession {
+                session: session.clone(),
+            },
+        ));
+    }
+    let mut options = options.clone();
+    options.store_options.insert(HISTORY_SESSION, session);
+    Ok(Some(options))
 }
 
 /// The options of a read-only open: a search side index, unless one is named, is kept in

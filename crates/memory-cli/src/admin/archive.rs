@@ -26,7 +26,9 @@ use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::modified::keep_modified;
 use super::progress::Progress;
-use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, human_size, parse_rfc3339, rfc3339};
+use super::{
+    Exit, Failure, OpenMode, Outcome, SessionArgs, StoreArgs, human_size, parse_rfc3339, rfc3339,
+};
 
 pub(crate) const EXPORT_LONG_ABOUT: &str = "\
 Write the whole store as a portable archive: JSON Lines, one line per file, with its
@@ -73,6 +75,9 @@ pub(crate) struct ImportArgs {
 
     #[command(flatten)]
     store: StoreArgs,
+
+    #[command(flatten)]
+    session: SessionArgs,
 }
 
 pub(crate) async fn export(args: ExportArgs) -> Outcome {
@@ -264,7 +269,10 @@ pub(crate) async fn import(args: ImportArgs) -> Outcome {
     };
     let files = parse_archive(&bytes)?;
     drop(bytes);
-    let store = args.store.open(OpenMode::CreateIfMissing).await?;
+    let store = args
+        .store
+        .open_as(args.session.id(), OpenMode::CreateIfMissing)
+        .await?;
     let paths: Vec<MemoryPath> = files.iter().map(|f| f.path.clone()).collect();
     check_targets(store.as_ref(), &paths, args.overwrite, "import").await?;
     let mut progress = Progress::stderr("import", files.len() as u64, args.quiet);

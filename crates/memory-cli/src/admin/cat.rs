@@ -1,7 +1,9 @@
-//! `memory cat PATH`: a file's bytes on standard output, exactly as stored.
+//! `memory cat PATH [--version V]`: a file's bytes (or an earlier version's) on standard
+//! output, exactly as stored.
 
 use memory_core::{Entry, Error};
 
+use super::versions::failure;
 use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, parse_path, write_stdout};
 
 /// Arguments of `memory cat`.
@@ -10,6 +12,11 @@ pub(crate) struct CatArgs {
     /// The file to print (e.g. /memories/notes.md).
     path: String,
 
+    /// Print this version of the file instead (a number `memory log PATH` shows; the file
+    /// may have been deleted or renamed since: give the path it has now, or had last).
+    #[arg(long, value_name = "V", value_parser = super::versions::parse_version)]
+    version: Option<u64>,
+
     #[command(flatten)]
     store: StoreArgs,
 }
@@ -17,6 +24,13 @@ pub(crate) struct CatArgs {
 pub(crate) async fn run(args: CatArgs) -> Outcome {
     let path = parse_path(&args.path)?;
     let store = args.store.open(OpenMode::ReadOnly).await?;
+    if let Some(number) = args.version {
+        let contents = store
+            .read_revision(&path, number)
+            .await
+            .map_err(|e| failure(&format!("read version {number} of {path}"), e))?;
+        return write_stdout(&contents);
+    }
     match store.read(&path).await {
         Ok(file) => write_stdout(&file.contents),
         Err(Error::NotFound { .. }) => {

@@ -45,6 +45,11 @@ pub(crate) struct CopyArgs {
     /// No progress bar and no summary.
     #[arg(long, short)]
     quiet: bool,
+
+    /// Record the copies in TO as the session ID's (shown by `memory log`): 1 to 64
+    /// characters from [0-9A-Za-z_-]. MEMORY_SESSION_ID is not used by copy.
+    #[arg(long, value_name = "ID", value_parser = crate::mounts::parse_session_id)]
+    session_id: Option<String>,
 }
 
 pub(crate) async fn run(args: CopyArgs) -> Outcome {
@@ -58,6 +63,7 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
         &args.from,
         args.from_encryption_key_file.as_deref(),
         &[],
+        None,
         OpenMode::ReadOnly,
     )
     .await?;
@@ -69,6 +75,7 @@ pub(crate) async fn run(args: CopyArgs) -> Outcome {
         &args.to,
         args.to_encryption_key_file.as_deref(),
         &[],
+        args.session_id.as_deref(),
         OpenMode::CreateIfMissing,
     )
     .await?;

@@ -8,7 +8,9 @@ use memory_core::{Entry, Error, MemoryPath};
 use super::archive::plural;
 use super::duration::parse_duration;
 use super::progress::Progress;
-use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, human_size, rfc3339, write_stdout};
+use super::{
+    Exit, Failure, OpenMode, Outcome, SessionArgs, StoreArgs, human_size, rfc3339, write_stdout,
+};
 
 /// Arguments of `memory expire`.
 #[derive(Debug, clap::Args)]
@@ -36,6 +38,9 @@ pub(crate) struct ExpireArgs {
 
     #[command(flatten)]
     store: StoreArgs,
+
+    #[command(flatten)]
+    session: SessionArgs,
 }
 
 pub(crate) async fn run(args: ExpireArgs) -> Outcome {
@@ -53,7 +58,10 @@ pub(crate) async fn run(args: ExpireArgs) -> Outcome {
                 ),
             )
         })?;
-    let store = args.store.open(OpenMode::Existing).await?;
+    let store = args
+        .store
+        .open_as(args.session.id(), OpenMode::Existing)
+        .await?;
     let files = store
         .list(&MemoryPath::root())
         .await

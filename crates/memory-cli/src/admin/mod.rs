@@ -11,18 +11,23 @@
 mod archive;
 mod cat;
 mod copy;
+mod diff;
 mod duration;
 pub(crate) use duration::{parse_duration, parse_positive_duration};
 mod expire;
+mod log;
 mod ls;
 mod modified;
 mod mv;
 mod progress;
 mod put;
+mod redact;
 #[cfg(feature = "encrypted")]
 mod rekey;
+mod restore;
 mod rm;
 mod stats;
+mod versions;
 
 use std::process::ExitCode;
 
@@ -31,7 +36,7 @@ use memory_core::MemoryPath;
 pub(crate) use crate::exit::{EXIT_STATUS_HELP, Exit};
 pub(crate) use crate::failure::{Failure, Outcome};
 
-pub(crate) use crate::store_args::{OpenMode, StoreArgs, open_store, same_store};
+pub(crate) use crate::store_args::{OpenMode, SessionArgs, StoreArgs, open_store, same_store};
 
 /// `2025-01-31T12:00:00Z`: a file's time as the admin commands print it (whole seconds, UTC;
 /// memory-store's `Timestamp` is the one RFC 3339 routine).
@@ -109,6 +114,18 @@ pub(crate) enum AdminCommand {
     /// Re-encrypt every file of an encrypted store under a new key (key rotation), resumably.
     #[cfg(feature = "encrypted")]
     Rekey(rekey::RekeyArgs),
+    /// List the earlier versions of a file, or of every file below a folder, newest first.
+    #[command(long_about = log::LOG_LONG_ABOUT, after_help = EXIT_STATUS_HELP)]
+    Log(log::LogArgs),
+    /// Show what changed between two versions of a file, as a unified diff.
+    #[command(long_about = diff::DIFF_LONG_ABOUT)]
+    Diff(diff::DiffArgs),
+    /// Write an earlier version of a file back as its current content (a deleted file too).
+    #[command(long_about = restore::RESTORE_LONG_ABOUT, after_help = EXIT_STATUS_HELP)]
+    Restore(restore::RestoreArgs),
+    /// Remove the stored content of past versions of a file for good, keeping their record.
+    #[command(long_about = redact::REDACT_LONG_ABOUT, after_help = EXIT_STATUS_HELP)]
+    Redact(redact::RedactArgs),
 }
 
 impl AdminCommand {
@@ -127,6 +144,11 @@ impl AdminCommand {
             AdminCommand::Expire(args) => expire::run(args).await,
             #[cfg(feature = "encrypted")]
             AdminCommand::Rekey(args) => rekey::run(args).await,
+            AdminCommand::Log(args) => log::run(args).await,
+            // diff's statuses are diff(1)'s: 0 the same, 1 different, 2 trouble.
+            AdminCommand::Diff(args) => return diff::run(args).await,
+            AdminCommand::Restore(args) => restore::run(args).await,
+            AdminCommand::Redact(args) => redact::run(args).await,
         };
         match outcome {
             Ok(()) => ExitCode::SUCCESS,

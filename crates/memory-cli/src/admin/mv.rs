@@ -1,6 +1,6 @@
 //! `memory mv FROM TO`: move a file or a directory; never overwrites.
 
-use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, parse_path};
+use super::{Exit, Failure, OpenMode, Outcome, SessionArgs, StoreArgs, parse_path};
 
 /// Arguments of `memory mv`.
 #[derive(Debug, clap::Args)]
@@ -13,6 +13,9 @@ pub(crate) struct MvArgs {
 
     #[command(flatten)]
     store: StoreArgs,
+
+    #[command(flatten)]
+    session: SessionArgs,
 }
 
 pub(crate) async fn run(args: MvArgs) -> Outcome {
@@ -24,7 +27,10 @@ pub(crate) async fn run(args: MvArgs) -> Outcome {
             "cannot move /memories itself; move the files below it",
         ));
     }
-    let store = args.store.open(OpenMode::Existing).await?;
+    let store = args
+        .store
+        .open_as(args.session.id(), OpenMode::Existing)
+        .await?;
     store
         .rename(&from, &to)
         .await

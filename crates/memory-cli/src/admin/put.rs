@@ -5,7 +5,10 @@ use std::path::PathBuf;
 
 use memory_core::WriteMode;
 
-use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, human_size, parse_path, tool_file_limit};
+use super::{
+    Exit, Failure, OpenMode, Outcome, SessionArgs, StoreArgs, human_size, parse_path,
+    tool_file_limit,
+};
 
 /// Arguments of `memory put`.
 #[derive(Debug, clap::Args)]
@@ -23,12 +26,18 @@ pub(crate) struct PutArgs {
 
     #[command(flatten)]
     store: StoreArgs,
+
+    #[command(flatten)]
+    session: SessionArgs,
 }
 
 pub(crate) async fn run(args: PutArgs) -> Outcome {
     let path = parse_path(&args.path)?;
     let contents = read_local(args.file).await?;
-    let store = args.store.open(OpenMode::CreateIfMissing).await?;
+    let store = args
+        .store
+        .open_as(args.session.id(), OpenMode::CreateIfMissing)
+        .await?;
     let size = contents.len() as u64;
     let mode = if args.no_overwrite {
         WriteMode::Create

@@ -5,7 +5,7 @@ use memory_encrypted::{Encrypted, EncryptionError, Keyring, RekeyOptions};
 use memory_cli::store_url::{self, OpenOptions, StoreUrl};
 
 use super::progress::Progress;
-use super::{Exit, Failure, Outcome, StoreArgs};
+use super::{Exit, Failure, Outcome, SessionArgs, StoreArgs};
 use crate::failure::error_chain;
 use crate::store_args::open_inner_store;
 
@@ -40,6 +40,9 @@ pub(crate) struct RekeyArgs {
     /// No progress bar and no summary.
     #[arg(long, short)]
     quiet: bool,
+
+    #[command(flatten)]
+    session: SessionArgs,
 }
 
 pub(crate) async fn run(args: RekeyArgs) -> Outcome {
@@ -54,7 +57,7 @@ pub(crate) async fn run(args: RekeyArgs) -> Outcome {
         .map_err(|e| Failure::new(Exit::Usage, format!("cannot use the key files: {e}")))?;
     let active = keyring.active_id();
     // The store itself, without the envelope: rekey wraps it with the whole keyring.
-    let inner = open_inner_store(args.store.url()).await?;
+    let inner = open_inner_store(args.store.url(), args.session.id()).await?;
     let store = Encrypted::new(inner, keyring);
     let options = RekeyOptions::new().encrypt_plaintext(args.encrypt_plaintext);
     let mut progress: Option<Progress> = None;

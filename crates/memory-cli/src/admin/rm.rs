@@ -2,7 +2,7 @@
 
 use memory_core::Entry;
 
-use super::{Exit, Failure, OpenMode, Outcome, StoreArgs, parse_path};
+use super::{Exit, Failure, OpenMode, Outcome, SessionArgs, StoreArgs, parse_path};
 
 /// Arguments of `memory rm`.
 #[derive(Debug, clap::Args)]
@@ -16,11 +16,17 @@ pub(crate) struct RmArgs {
 
     #[command(flatten)]
     store: StoreArgs,
+
+    #[command(flatten)]
+    session: SessionArgs,
 }
 
 pub(crate) async fn run(args: RmArgs) -> Outcome {
     let path = parse_path(&args.path)?;
-    let store = args.store.open(OpenMode::Existing).await?;
+    let store = args
+        .store
+        .open_as(args.session.id(), OpenMode::Existing)
+        .await?;
     let entry = if path.is_root() {
         Some(Entry::Directory)
     } else {

@@ -45,6 +45,9 @@ pub(crate) struct ExecArgs {
     /// What `create` does when the file exists: refuse (the default) or overwrite it.
     #[arg(long, value_enum, default_value_t = CreateModeArg::Reject)]
     create_mode: CreateModeArg,
+
+    #[command(flatten)]
+    session: store_args::SessionArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -56,7 +59,11 @@ enum CreateModeArg {
 }
 
 pub(crate) async fn run(args: ExecArgs) -> ExitCode {
-    let store = match args.store.open(OpenMode::CreateIfMissing).await {
+    let store = match args
+        .store
+        .open_as(args.session.id(), OpenMode::CreateIfMissing)
+        .await
+    {
         Ok(store) => store,
         Err(failure) => {
             eprintln!("memory: {failure}");

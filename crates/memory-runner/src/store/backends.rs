@@ -1,15 +1,27 @@
 //! Each backend's opening. Backends that parse their own URL (`from_url`) get the URL and
 //! the options as they are; the others get what this module read from the URL.
 
+use memory_core::history::HistoryOptions;
+
 use super::*;
 
+/// `mem:`: an [`InMemoryStorage`](memory_core::InMemoryStorage), keeping history as the
+/// `history*` options say ([`HistoryOptions`]).
 pub(super) fn memory(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn Storage>, OpenError> {
     let (base, store_options) = split_options(url, url.as_str(), options)?;
     if !matches!(after_scheme(&base), "" | "//") {
         return Err(OpenError::unavailable(url, Refusal::MemoryTakesNothing));
     }
-    finish_options(url, store_options, &[])?;
-    Ok(Arc::new(memory_core::InMemoryStorage::new()))
+    let mut store_options = store_options;
+    let history =
+        HistoryOptions::take_from(&mut store_options).map_err(|source| OpenError::Options {
+            url: url.to_string(),
+            source,
+        })?;
+    finish_options(url, store_options, &HistoryOptions::KEYS)?;
+    Ok(Arc::new(memory_core::InMemoryStorage::with_history(
+        history,
+    )))
 }
 
 /// A backend's typed open error: its option refusals as [`OpenError::Options`], the rest

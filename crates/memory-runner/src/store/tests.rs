@@ -41,7 +41,8 @@ async fn unknown_options_are_named_with_the_accepted_ones() {
     assert!(matches!(err, OpenError::Options { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        "cannot open store `mem:`: unknown store option `bogus`: remove it: this store accepts no options"
+        "cannot open store `mem:`: unknown store option `bogus`: remove it, or use one of the \
+         options this store accepts: history, history_days, history_max, history_session"
     );
     // An option given both in the URL and by the program is refused.
     let options = OpenOptions::new().with_store_option("sync", "full");
@@ -333,4 +334,63 @@ async fn encryption_needs_encrypted() {
             .contains("compiled without feature `encrypted`"),
         "{err}"
     );
+}
+
+/// A session id reaches a plain store's history as `history_session`; one the URL or the
+/// program's store options give wins; an id the history cannot record is refused.
+#[tokio::test]
+async fn the_session_id_is_recorded_in_a_plain_stores_history() {
+    use memory_core::{MemoryPath, WriteMode};
+    let path = MemoryPath::parse("/memories/a.md").unwrap();
+    let session_of = |store: Arc<dyn Storage>| {
+        let path = path.clone();
+        async move {
+            store
+                .write(&path, b"x".to_vec(), WriteMode::Create)
+                .await
+                .unwrap();
+            store.history(&path).await.unwrap()[0].session.clone()
+        }
+    };
+    let options = OpenOptions::new().with_session_id("sesn_a.1");
+    let store = open_with("mem:", &options).await.unwrap();
+    assert_eq!(session_of(store).await.as_deref(), Some("sesn_a.1"));
+    let store = open_with("mem:?history_session=from-url", &options)
+        .await
+        .unwrap();
+    assert_eq!(session_of(store).await.as_deref(), Some("from-url"));
+    let given = options
+        .clone()
+        .with_store_option("history_session", "given");
+    let store = open_with("mem:", &given).await.unwrap();
+    assert_eq!(session_of(store).await.as_deref(), Some("given"));
+    let store = open("mem:").await.unwrap();
+    assert_eq!(session_of(store).await, None);
+
+    let err = open_with("mem:", &OpenOptions::new().with_session_id("a b"))
+        .await
+        .unwrap_err();
+    let OpenError::Unavailable { source, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert!(
+        matches!(
+            source.downcast_ref::<Refusal>(),
+            Some(Refusal::InvalidHistorySession { session }) if session == "a b"
+        ),
+        "{err:?}"
+    );
+}
+
+/// `mem:` takes the history options: `history=off` keeps none.
+#[tokio::test]
+async fn the_memory_store_takes_the_history_options() {
+    let store = open("mem:?history=off").await.unwrap();
+    let root = memory_core::MemoryPath::root();
+    assert!(matches!(
+        store.history(&root).await,
+        Err(memory_core::Error::HistoryOff)
+    ));
+    let err = open_err("mem:?history_max=0").await;
+    assert!(matches!(err, OpenError::Options { .. }), "{err:?}");
 }
