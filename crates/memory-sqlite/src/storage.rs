@@ -496,7 +496,7 @@ impl Storage for SqliteStorage {
             if let Some(number) = number {
                 let record =
                     history::Record::of(path.as_str(), number, Change::Created, Some(&contents));
-                history::record(tx, ctx, &how.history, record, false)?;
+                history::record(tx, ctx, &how.history, record, history::Aging::LookUp)?;
             }
             Ok(Version::new(version.to_string()))
         })

@@ -349,3 +349,78 @@ async fn a_read_only_store_reads_history_and_changes_nothing() {
         "nothing changed on disk"
     );
 }
+
+/// Makes revisions `numbers` of `path` 40 days old, as if written then.
+fn age(db: &Path, path: &str, numbers: &[u64]) {
+    let conn = Connection::open(db).unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 86_400);
+    let us = old
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64;
+    for &number in numbers {
+        let changed = conn
+            .execute(
+                "UPDATE history SET time_us = ?3 WHERE path = ?1 AND number = ?2",
+                rusqlite::params![path, number as i64, us],
+            )
+            .unwrap();
+        assert_eq!(changed, 1, "{path} {number}");
+    }
+}
+
+fn numbers(log: &[memory_core::history::Revision]) -> Vec<u64> {
+    log.iter().map(|r| r.number).collect()
+}
+
+/// `history_days` (30 by default): a change drops the path's revisions older than that, never
+/// the current one; moved revisions older than the path's own go too.
+#[tokio::test]
+async fn revisions_older_than_the_days_are_pruned_as_the_file_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let store = SqliteStorage::open(&db).unwrap();
+    let a = p("/memories/a.md");
+    for (n, text) in ["1", "2", "3"].iter().enumerate() {
+        let mode = if n == 0 {
+            WriteMode::Create
+        } else {
+            WriteMode::Overwrite
+        };
+        store
+            .write(&a, text.as_bytes().to_vec(), mode)
+            .await
+            .unwrap();
+    }
+    age(&db, a.as_str(), &[1, 2, 3]);
+    // Aged, and nothing changed since: still there (pruning happens as the file changes).
+    assert_eq!(numbers(&store.history(&a).await.unwrap()), [3, 2, 1]);
+    store
+        .write(&a, b"4".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    assert_eq!(numbers(&store.history(&a).await.unwrap()), [4]);
+    assert_eq!(store.read_revision(&a, 4).await.unwrap(), b"4");
+
+    // Onto a deleted file's young history, a file whose revisions are old.
+    let (c, d) = (p("/memories/c.md"), p("/memories/d.md"));
+    store
+        .write(&d, b"old d".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    store.delete(&d).await.unwrap();
+    store
+        .write(&c, b"c1".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    store
+        .write(&c, b"c2".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    age(&db, c.as_str(), &[1, 2]);
+    store.rename(&c, &d).await.unwrap();
+    let log = store.history(&d).await.unwrap();
+    assert_eq!(numbers(&log), [5, 2, 1], "{log:?}");
+    assert_eq!(store.read(&d).await.unwrap().contents, b"c2");
+    assert_eq!(store.read_revision(&d, 5).await.unwrap(), b"c2");
+}

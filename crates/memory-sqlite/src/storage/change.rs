@@ -7,7 +7,7 @@ use memory_core::history::{Change, HistoryOptions};
 use memory_core::{Error, MemoryPath, Version, WriteMode};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::history::{self, Record};
+use super::history::{self, Aging, Record};
 use super::rows::{below, file_ancestor, file_row, is_dir, memory_path, next_version, now_ms};
 use crate::error::{JobError, SqliteError};
 use crate::pool::Ctx;
@@ -46,7 +46,11 @@ pub(super) fn write(
     // between), so that a write that would fail touches no revision.
     let mut revision = None;
     if how.history.enabled {
-        let old = history::current(tx, ctx, path.as_str())?;
+        let history::Before {
+            file: old,
+            last: before,
+            oldest_us,
+        } = history::before(tx, ctx, path.as_str())?;
         match (&mode, old) {
             (WriteMode::Create, Some(_)) => return Err(Error::AlreadyExists { path }.into()),
             (WriteMode::Update(_), None) => return Err(Error::NotFound { path }.into()),
@@ -57,7 +61,6 @@ pub(super) fn write(
             }
             _ => {}
         }
-        let before = history::last_number(tx, ctx, path.as_str())?;
         let (change, last) = match old {
             Some((kept, _)) => {
                 let (_, last) = history::keep_replaced(tx, ctx, path.as_str(), kept, before)?;
@@ -67,7 +70,11 @@ pub(super) fn write(
         };
         let change = if restored { Change::Restored } else { change };
         // A row of its own kept at its own time: look at every revision's age.
-        revision = Some((last + 1, change, last != before));
+        let aging = match last == before {
+            true => Aging::Oldest(oldest_us),
+            false => Aging::Thorough,
+        };
+        revision = Some((last + 1, change, aging));
     }
     let number = revision.map(|(number, _, _)| number);
     let version = next_version(tx, ctx)?;
@@ -133,9 +140,9 @@ pub(super) fn write(
         }
         .into());
     };
-    if let Some((number, change, thorough)) = revision {
+    if let Some((number, change, aging)) = revision {
         let record = Record::of(path.as_str(), number, change, Some(contents));
-        history::record(tx, ctx, &how.history, record, thorough)?;
+        history::record(tx, ctx, &how.history, record, aging)?;
     }
     if how.index {
         index_words(tx, ctx, rowid, contents)?;
@@ -155,7 +162,11 @@ fn record_deletion(
     let before = history::last_number(tx, ctx, raw)?;
     let (_, last) = history::keep_replaced(tx, ctx, raw, kept, before)?;
     let record = Record::of(raw, last + 1, Change::Deleted, None);
-    history::record(tx, ctx, history, record, last != before)
+    let aging = match last == before {
+        true => Aging::LookUp,
+        false => Aging::Thorough,
+    };
+    history::record(tx, ctx, history, record, aging)
 }
 
 /// A delete: of one file, or of every file below a folder.
@@ -284,7 +295,7 @@ pub(super) fn rename(
                 sha256,
             };
             // The moved revisions may be older than the path's own: look at every one's age.
-            history::record(tx, ctx, &how.history, record, true)?;
+            history::record(tx, ctx, &how.history, record, Aging::Thorough)?;
         }
     }
     Ok(())

@@ -44,6 +44,54 @@ pub(super) fn current(
         .map_err(|e| ctx.err(e))
 }
 
+/// What a write needs to know of `path` before it changes it, read in one statement: the
+/// file's revision and version (`None`: no file), the path's newest revision number (0:
+/// none), and the time of its oldest revision (for [`prune`]).
+pub(super) struct Before {
+    pub(super) file: Option<(Option<i64>, i64)>,
+    pub(super) last: i64,
+    pub(super) oldest_us: Option<i64>,
+}
+
+/// [`Before`] of `path`.
+pub(super) fn before(conn: &Connection, ctx: &Ctx, path: &str) -> Result<Before, SqliteError> {
+    conn.prepare_cached(
+        "SELECT f.revision, f.version,
+             (SELECT coalesce(max(number), 0) FROM history WHERE path = ?1),
+             (SELECT time_us FROM history WHERE path = ?1 ORDER BY number LIMIT 1)
+         FROM (SELECT 1) LEFT JOIN files f ON f.path = ?1",
+    )
+    .and_then(|mut s| {
+        s.query_row([path], |r| {
+            let version: Option<i64> = r.get(1)?;
+            let file = match version {
+                Some(version) => Some((r.get(0)?, version)),
+                None => None,
+            };
+            Ok(Before {
+                file,
+                last: r.get(2)?,
+                oldest_us: r.get(3)?,
+            })
+        })
+    })
+    .map_err(|e| ctx.err(e))
+}
+
+/// How [`prune`] finds the revisions too old to keep.
+#[derive(Clone, Copy)]
+pub(super) enum Aging {
+    /// The time of the path's oldest revision before the change, as [`before`] read it
+    /// (`None`: there was none): the path's rows are scanned only when it is past the cutoff.
+    Oldest(Option<i64>),
+    /// The same, the oldest revision looked up first.
+    LookUp,
+    /// Scan every revision of the path: the change may have recorded one older than a later
+    /// one (a rename appending moved revisions, the content of a row no revision described
+    /// kept at its own time).
+    Thorough,
+}
+
 /// The newest revision number of `path` (0 when it has none): an index lookup.
 pub(super) fn last_number(conn: &Connection, ctx: &Ctx, path: &str) -> Result<i64, SqliteError> {
     conn.prepare_cached("SELECT coalesce(max(number), 0) FROM history WHERE path = ?1")
@@ -164,13 +212,13 @@ impl<'a> Record<'a> {
 }
 
 /// Adds `record` (no content: it is the current file, or a deletion) under `options`'
-/// session, then prunes that path as `options` say (`thorough`: see [`prune`]).
+/// session, then prunes that path as `options` say.
 pub(super) fn record(
     conn: &Connection,
     ctx: &Ctx,
     options: &HistoryOptions,
     record: Record<'_>,
-    thorough: bool,
+    aging: Aging,
 ) -> Result<(), SqliteError> {
     let now = SystemTime::now();
     conn.prepare_cached(
@@ -190,14 +238,7 @@ pub(super) fn record(
         ])
     })
     .map_err(|e| ctx.err(e))?;
-    prune(
-        conn,
-        ctx,
-        options,
-        (record.path, record.number),
-        now,
-        thorough,
-    )
+    prune(conn, ctx, options, (record.path, record.number), now, aging)
 }
 
 /// Drops the revisions of `path` that `options` no longer keep, as
@@ -205,18 +246,16 @@ pub(super) fn record(
 /// than `history_days`; never `newest` (the revision just recorded, the current file's).
 ///
 /// The count is a range of that path's index entries. For the days, the path's oldest
-/// revision is looked at first (one index step): revisions are recorded in time order, so
-/// while the oldest is young enough none is too old, and the path's rows are scanned only
-/// when one is to go. The changes that can record a revision older than a later one (a rename
-/// appending moved revisions, the content of a row no revision described, kept at its own
-/// time) ask for the scan with `thorough`.
+/// revision is looked at first (`aging`): revisions are recorded in time order, so while the
+/// oldest is young enough none is too old, and the path's rows are scanned only when one is
+/// to go ([`Aging::Thorough`] for a change that broke the order).
 fn prune(
     conn: &Connection,
     ctx: &Ctx,
     options: &HistoryOptions,
     at: (&str, i64),
     now: SystemTime,
-    thorough: bool,
+    aging: Aging,
 ) -> Result<(), SqliteError> {
     let (path, newest) = at;
     if let Some(max) = options.max_per_file {
@@ -242,14 +281,21 @@ fn prune(
     let Some(cutoff) = options.cutoff(now).map(micros) else {
         return Ok(());
     };
-    if !thorough {
-        let oldest: Option<i64> = conn
-            .prepare_cached("SELECT time_us FROM history WHERE path = ?1 ORDER BY number LIMIT 1")
+    let oldest = match aging {
+        Aging::Thorough => None,
+        // No revision before this change: the new one is young.
+        Aging::Oldest(oldest) => Some(oldest.unwrap_or(i64::MAX)),
+        Aging::LookUp => Some(
+            conn.prepare_cached(
+                "SELECT time_us FROM history WHERE path = ?1 ORDER BY number LIMIT 1",
+            )
             .and_then(|mut s| s.query_row([path], |r| r.get(0)).optional())
-            .map_err(|e| ctx.err(e))?;
-        if oldest.is_none_or(|oldest| oldest >= cutoff) {
-            return Ok(());
-        }
+            .map_err(|e| ctx.err(e))?
+            .unwrap_or(i64::MAX),
+        ),
+    };
+    if oldest.is_some_and(|oldest| oldest >= cutoff) {
+        return Ok(());
     }
     conn.prepare_cached("DELETE FROM history WHERE path = ?1 AND time_us < ?2 AND number <> ?3")
         .and_then(|mut s| s.execute(params![path, cutoff, newest]))
