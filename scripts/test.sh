@@ -97,10 +97,11 @@ for pkg in json.load(sys.stdin)["packages"]:
         [ -n "$pkg" ] && filter="$filter - binary_id($pkg::$name)"
     done <<< "$custom"
     cargo nextest run --workspace --all-features --no-fail-fast -E "$filter"
-    while read -r pkg name; do
-        # Same package set and features as above, so nothing is rebuilt.
-        [ -n "$pkg" ] && cargo test --workspace --all-features --test "$name"
-    done <<< "$custom"
+    # Same package set and features as above, so nothing is rebuilt; `--test NAME` runs that
+    # target of every package that has one, so each name once.
+    while read -r name; do
+        [ -n "$name" ] && cargo test --workspace --all-features --test "$name"
+    done <<< "$(awk '{print $2}' <<< "$custom" | sort -u)"
 else
     cargo test --workspace --all-features
 fi

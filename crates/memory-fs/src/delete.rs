@@ -17,7 +17,9 @@ impl Store {
     pub(crate) fn delete(&self, path: &MemoryPath) -> Result<()> {
         self.refuse_if_read_only(path)?;
         let _locked = self.lock()?;
+        let doomed = self.before_delete(path)?;
         let result = self.delete_locked(path);
+        self.after_delete(doomed);
         if result.is_err()
             && !matches!(
                 result,

@@ -49,6 +49,12 @@ pub(crate) enum FsError {
     /// Folders kept disappearing under concurrent deletes.
     #[error("{path}: folders kept vanishing under concurrent deletes ({attempts} attempts)")]
     Vanished { path: MemoryPath, attempts: usize },
+    /// A past version's content file is missing or does not hold the bytes its record
+    /// describes (removed or changed by another program).
+    #[error(
+        "version {number} of {path} lost its content: its file in the store's history folder is missing or changed"
+    )]
+    LostVersion { path: MemoryPath, number: u64 },
     /// A blocking task panicked or was cancelled.
     #[error("a blocking file-system task failed: {0}")]
     Join(#[from] tokio::task::JoinError),

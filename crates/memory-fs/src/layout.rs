@@ -34,6 +34,10 @@ pub(crate) const COUNT_DIGITS: usize = 20;
 /// into place with one rename.
 pub(crate) const TEMP_DIR: &str = ".memory-tmp";
 
+/// The folder of each file's earlier versions, beside (not inside) the `memories` folder like
+/// [`TEMP_DIR`], so that no memory path reaches history (see `history/mod.rs`).
+pub(crate) const HISTORY_DIR: &str = ".memory-history";
+
 /// Temporary files are `<32 hex digits>.tmp` inside [`TEMP_DIR`]: with 128 bits of randomness
 /// two writers never pick the same name.
 const TEMP_SUFFIX: &str = ".tmp";

@@ -7,6 +7,7 @@ mod count;
 mod delete;
 mod error;
 mod folders;
+mod history;
 mod layout;
 mod list;
 mod options;
@@ -21,6 +22,6 @@ mod times;
 mod url;
 mod write;
 
-pub use crate::options::{Blocking, FsOptions, SyncMode};
+pub use crate::options::{Blocking, FsOptions, HistoryOptions, SyncMode};
 pub use crate::storage::FsStorage;
 pub use crate::url::{FsOpenError, URL_OPTIONS, fs_url_path};

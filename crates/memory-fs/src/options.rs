@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+pub use memory_core::history::HistoryOptions;
 pub use memory_core::options::SyncMode;
 
 /// Settings of an [`FsStorage`](crate::FsStorage); the defaults suit every normal use.
@@ -15,8 +16,8 @@ pub struct FsOptions {
     /// crash may lose the newest names, never tear a file); [`SyncMode::None`] syncs nothing,
     /// for throw-away stores (tests, caches): a killed process loses nothing, a power loss may
     /// leave recent files empty or old. Every mode writes through a fresh temporary file and a
-    /// rename, so no mode ever shows a torn file to a reader, and in none does a replaced
-    /// file's content stay on disk under any name once the write returns.
+    /// rename, so no mode ever shows a torn file to a reader, and (with history off) in none
+    /// does a replaced file's content stay on disk under any name once the write returns.
     pub sync: SyncMode,
     /// Temporary files at least this old are left-overs of a crashed writer and are removed
     /// when the store is opened; younger ones may belong to a writer in another process that
@@ -36,6 +37,10 @@ pub struct FsOptions {
     /// system calls (cap-std, one name at a time, never following a link). For tests of those
     /// paths, and for systems whose kernel misreports the fast calls.
     pub portable: bool,
+    /// Whether and how long each file's earlier versions are kept (the options `history`,
+    /// `history_days`, `history_max`, `history_session`; default on, 30 days), in
+    /// `base/.memory-history` (see the crate README).
+    pub history: HistoryOptions,
 }
 
 impl Default for FsOptions {
@@ -46,6 +51,7 @@ impl Default for FsOptions {
             blocking: Blocking::Auto,
             read_only: false,
             portable: false,
+            history: HistoryOptions::default(),
         }
     }
 }
@@ -158,6 +164,12 @@ impl FsOptions {
     /// Sets [`portable`](Self::portable).
     pub fn portable(mut self, portable: bool) -> Self {
         self.portable = portable;
+        self
+    }
+
+    /// Sets [`history`](Self::history) ([`HistoryOptions::off`] keeps none).
+    pub fn history(mut self, history: HistoryOptions) -> Self {
+        self.history = history;
         self
     }
 }

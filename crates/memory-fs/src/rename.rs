@@ -53,6 +53,8 @@ impl Store {
             Probe::BelowSpecial(at) => return Err(FsError::NotRegular { path: at }.into()),
             Probe::Missing => {}
         }
+        // History: each moved file's revisions made ready at the new path first.
+        let moves = self.before_move(from, to)?;
         let Some(created) = self.make_parents(to)? else {
             // Only our own writers change folders, and they wait for the lock.
             return Err(FsError::Vanished {
@@ -65,6 +67,7 @@ impl Store {
             self.prune_created(&created);
             return Err(FsError::io("rename", from, e).into());
         }
+        self.after_move(moves);
         self.prune_empty_parents(from);
         let to_parent = to.parent().unwrap_or_else(MemoryPath::root);
         self.sync_dir(&to_parent)?;

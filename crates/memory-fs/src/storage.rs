@@ -25,8 +25,8 @@ pub struct FsStorage {
 impl FsStorage {
     /// Opens (creating if needed) the store in `base`, with default [`FsOptions`].
     ///
-    /// Creates `base`, `base/memories` and the folder of temporary files `base/.memory-tmp`
-    /// (mode 0700) if missing, opens `base/memories` as a capability, creates the lock file
+    /// Creates `base`, `base/memories`, the folder of temporary files `base/.memory-tmp` and
+    /// (unless `history=off`) the history folder `base/.memory-history` (mode 0700) if missing, opens `base/memories` as a capability, creates the lock file
     /// `base/.memories.lock`, and removes temporary files left by crashed writers. This does blocking I/O: call it at start-up or inside
     /// `spawn_blocking`. Fails with [`memory_core::Error::Backend`] if the folder cannot be
     /// created or opened.
@@ -189,6 +189,43 @@ impl Storage for FsStorage {
     ) -> Result<bool> {
         let path = path.clone();
         self.blocking(Work::Change, move |s| s.set_modified(&path, modified))
+            .await
+    }
+
+    /// Reads the path's log in `base/.memory-history` (a folder's: every log there).
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<memory_core::history::Revision>> {
+        let path = path.clone();
+        self.blocking(Work::List, move |s| s.history(&path)).await
+    }
+
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        let path = path.clone();
+        self.blocking(Work::Read, move |s| s.read_revision(&path, number))
+            .await
+    }
+
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        let path = path.clone();
+        self.blocking(Work::Change, move |s| {
+            s.write_restored(&path, number, &contents)
+        })
+        .await
+    }
+
+    /// Deletes the content files and rewrites the log; then sweeps the whole history folder
+    /// for copies a crash left behind.
+    async fn redact_revisions(
+        &self,
+        path: &MemoryPath,
+        which: memory_core::history::Redaction,
+    ) -> Result<u64> {
+        let path = path.clone();
+        self.blocking(Work::Change, move |s| s.redact_revisions(&path, which))
             .await
     }
 

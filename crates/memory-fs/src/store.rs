@@ -17,7 +17,10 @@ use cap_std::fs::Dir;
 use memory_core::{MemoryPath, Result};
 
 use crate::error::FsError;
-use crate::layout::{COUNT_FILE, DIR_MODE, LOCK_FILE, MEMORIES, TEMP_DIR, windows_path_problem};
+use crate::layout::{
+    COUNT_FILE, DIR_MODE, HISTORY_DIR, LOCK_FILE, MEMORIES, TEMP_DIR, is_not_found,
+    windows_path_problem,
+};
 use crate::options::FsOptions;
 use crate::sys::{self, Fast};
 
@@ -30,6 +33,9 @@ pub(crate) struct Store {
     /// The folder of temporary files, `base/.memory-tmp`, beside `memories/` (for a read-only
     /// store, a second handle on the root that nothing is ever written to).
     pub(crate) temp: Dir,
+    /// The folder of each file's earlier versions, `base/.memory-history` (see `history/`):
+    /// `None` with `history=off`, and for a read-only store whose folder has none yet.
+    pub(crate) history: Option<Dir>,
     /// The lock file, opened once (`None` for a read-only store, which changes nothing). The
     /// mutex serialises this process's writers (an advisory lock is held per open file, so
     /// threads sharing it would not exclude each other); the file lock serialises processes
@@ -77,7 +83,11 @@ impl Store {
         };
         sys::create_private_dirs(base).map_err(open_err)?;
         let base_dir = Dir::open_ambient_dir(base, ambient_authority()).map_err(open_err)?;
-        for name in [MEMORIES, TEMP_DIR] {
+        let mut own_dirs = vec![MEMORIES, TEMP_DIR];
+        if options.history.enabled {
+            own_dirs.push(HISTORY_DIR);
+        }
+        for name in own_dirs {
             match base_dir.create_dir_with(name, &sys::private_dir_builder()) {
                 // Explicitly, whatever the umask did to the mode given at creation.
                 Ok(()) => sys::set_mode(&base_dir, Path::new(name), DIR_MODE).map_err(open_err)?,
@@ -90,6 +100,11 @@ impl Store {
         // followed.
         let root = sys::open_readable_dir(&base.join(MEMORIES)).map_err(open_err)?;
         let temp = base_dir.open_dir_nofollow(TEMP_DIR).map_err(open_err)?;
+        let history = if options.history.enabled {
+            Some(base_dir.open_dir_nofollow(HISTORY_DIR).map_err(open_err)?)
+        } else {
+            None
+        };
         if !sys::same_file_system(&root, &temp).map_err(open_err)? {
             return Err(FsError::TempElsewhere {
                 base: base.to_path_buf(),
@@ -110,6 +125,7 @@ impl Store {
             fast: Self::fast_paths(&root, &options),
             root,
             temp,
+            history,
             lock: Some(Mutex::new(lock)),
             count: Some(count),
             count_stale: AtomicBool::new(false),
@@ -143,11 +159,24 @@ impl Store {
         let root = sys::open_readable_dir(&base.join(MEMORIES)).map_err(open_err)?;
         // Never written to: a read-only store makes no temporary file.
         let temp = root.try_clone().map_err(open_err)?;
+        // History is read where there is some; nothing is made.
+        let history = if options.history.enabled {
+            match Dir::open_ambient_dir(base, ambient_authority())
+                .and_then(|base_dir| base_dir.open_dir_nofollow(HISTORY_DIR))
+            {
+                Ok(history) => Some(history),
+                Err(e) if is_not_found(&e) => None,
+                Err(e) => return Err(open_err(e)),
+            }
+        } else {
+            None
+        };
         Ok(Store {
             base: base.to_path_buf(),
             fast: Self::fast_paths(&root, &options),
             root,
             temp,
+            history,
             lock: None,
             count: None,
             count_stale: AtomicBool::new(true),

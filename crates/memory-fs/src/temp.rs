@@ -2,7 +2,7 @@
 //! `memories/` and then moves it into place. Each is a fresh file the store creates (never
 //! one that was there, never through a link), mode 0600 on Unix, and each is either moved
 //! into place or removed before the write returns, so nothing a write replaced or removed is
-//! ever kept under a temporary name.
+//! ever kept under a temporary name (history keeps it in its own folder, see `history/`).
 
 use std::io::{self, Write as _};
 use std::time::{Duration, SystemTime};

@@ -9,7 +9,16 @@ use crate::options::{Blocking, FsOptions};
 use crate::storage::FsStorage;
 
 /// The options a folder store URL accepts (see the crate README's table).
-pub const URL_OPTIONS: &[&str] = &["sync", "blocking", "stale_temp_age", "portable"];
+pub const URL_OPTIONS: &[&str] = &[
+    "sync",
+    "blocking",
+    "stale_temp_age",
+    "portable",
+    "history",
+    "history_days",
+    "history_max",
+    "history_session",
+];
 
 /// Why [`FsStorage::from_url`] could not open a store. The text is for the operator (it may
 /// name host paths); the model never sees it.
@@ -34,8 +43,11 @@ pub enum FsOpenError {
 
 impl FsOptions {
     /// Takes this backend's options out of `options` (`sync`, `blocking`, `stale_temp_age`,
-    /// `portable`)
-    /// over the defaults, and refuses any other.
+    /// `portable`, and the history options `history`, `history_days`, `history_max`,
+    /// `history_session`, see [`HistoryOptions::take_from`]) over the defaults, and refuses
+    /// any other.
+    ///
+    /// [`HistoryOptions::take_from`]: memory_core::history::HistoryOptions::take_from
     ///
     /// ```
     /// use memory_core::options::{StoreOptions, SyncMode};
@@ -67,6 +79,7 @@ impl FsOptions {
         if let Some(portable) = options.take_bool("portable")? {
             out.portable = portable;
         }
+        out.history = memory_core::history::HistoryOptions::take_from(&mut options)?;
         options.finish(URL_OPTIONS)?;
         Ok(out)
     }
@@ -155,7 +168,7 @@ impl FsStorage {
     /// assert!(matches!(err, FsOpenError::Options(_)));
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, blocking, stale_temp_age, portable"
+    ///     "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, blocking, stale_temp_age, portable, history, history_days, history_max, history_session"
     /// );
     /// ```
     ///

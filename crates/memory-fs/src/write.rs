@@ -11,7 +11,10 @@ use cap_std::fs::Dir;
 use memory_core::options::SyncMode;
 use memory_core::{Error, MemoryPath, Result, Version, WriteMode};
 
+use memory_core::history::Change;
+
 use crate::error::FsError;
+use crate::history::{Content, nanos};
 use crate::layout::{MAX_ATTEMPTS, is_not_found, rel, version_of};
 use crate::resolve::{Folder, Probe};
 use crate::store::Store;
@@ -36,6 +39,12 @@ enum Commit<'a> {
     NoFolder,
     /// Something changed under the call: try again.
     Retry,
+}
+
+/// What a write records in history: the new content, and whether it is a restore.
+pub(crate) struct New {
+    content: Content,
+    restored: bool,
 }
 
 /// What moving a new file into place without replacing anything came to.
@@ -68,6 +77,19 @@ impl Store {
         mode: &WriteMode,
         max_files: Option<usize>,
     ) -> Result<Version> {
+        self.write_recorded(path, contents, mode, max_files, false)
+    }
+
+    /// [`write_within`](Self::write_within), recorded in history as a restore when
+    /// `restored` (otherwise as `created` or `modified`).
+    pub(crate) fn write_recorded(
+        &self,
+        path: &MemoryPath,
+        contents: &[u8],
+        mode: &WriteMode,
+        max_files: Option<usize>,
+        restored: bool,
+    ) -> Result<Version> {
         self.refuse_if_read_only(path)?;
         if let Some(reason) = self.unrepresentable(path) {
             return Err(match mode {
@@ -84,9 +106,17 @@ impl Store {
                 _ => Error::AlreadyExists { path: path.clone() },
             });
         }
+        let version = version_of(contents);
+        let new = New {
+            content: Content {
+                sha256: version.as_str().to_owned(),
+                size: contents.len() as u64,
+            },
+            restored,
+        };
         for _ in 0..MAX_ATTEMPTS {
-            if self.try_write(path, contents, mode, max_files)? {
-                return Ok(version_of(contents));
+            if self.try_write(path, contents, mode, max_files, &new)? {
+                return Ok(version);
             }
         }
         Err(FsError::Vanished {
@@ -149,6 +179,7 @@ impl Store {
         contents: &[u8],
         mode: &WriteMode,
         max_files: Option<usize>,
+        new: &New,
     ) -> Result<bool> {
         // An update replaces a file the caller has just read: its check (a read, to compare
         // versions) is made once, under the lock, and its folder exists while the file does.
@@ -180,7 +211,7 @@ impl Store {
         for _ in 0..MAX_ATTEMPTS {
             let outcome = {
                 let _locked = self.lock()?;
-                self.commit(path, &parent, &temp, mode, max_files)
+                self.commit(path, &parent, &temp, mode, max_files, new)
             };
             match outcome {
                 Ok(Commit::Done(folder)) => {
@@ -260,6 +291,7 @@ impl Store {
         temp: &str,
         mode: &WriteMode,
         max_files: Option<usize>,
+        new: &New,
     ) -> Result<Commit<'_>> {
         let Some(name) = path.name() else {
             return Err(Error::AlreadyExists { path: path.clone() });
@@ -279,6 +311,17 @@ impl Store {
         };
         if target == Target::EmptyTree {
             self.remove_tree(path, &target_rel)?;
+        }
+        // History: the path's log settled, and the file this write replaces kept as its
+        // revision's content before anything changes.
+        let mut history = match self.recording() {
+            Some(hist) => Some((hist, self.settled(hist, path, true)?)),
+            None => None,
+        };
+        if target == Target::File
+            && let Some((hist, kept)) = &mut history
+        {
+            self.keep_replaced(hist, path, kept, &folder, name)?;
         }
         let rename = || self.temp.rename(temp, &folder, name);
         let result = match mode {
@@ -312,6 +355,28 @@ impl Store {
         };
         match result {
             Ok(()) => {
+                if let Some((hist, mut kept)) = history {
+                    let change = if new.restored {
+                        Change::Restored
+                    } else if target == Target::File {
+                        Change::Modified
+                    } else {
+                        Change::Created
+                    };
+                    let mtime = folder
+                        .symlink_metadata(name)
+                        .ok()
+                        .and_then(|meta| meta.modified().ok())
+                        .map(|time| nanos(time.into_std()));
+                    self.record_or_warn(
+                        hist,
+                        path,
+                        &mut kept,
+                        change,
+                        Some(new.content.clone()),
+                        mtime,
+                    );
+                }
                 if target != Target::File {
                     match count {
                         // Read under this same lock hold: no need to read it again.

@@ -12,8 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use memory_core::history::Redaction;
 use memory_core::{MemoryHandler, MemoryPath, MemoryTool, Storage, WriteMode};
-use memory_fs::{FsOptions, FsStorage, SyncMode};
+use memory_fs::{FsOptions, FsStorage, HistoryOptions, SyncMode};
 use serde_json::json;
 
 fn p(raw: &str) -> MemoryPath {
@@ -280,14 +281,23 @@ fn every_file(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 }
 
 /// Once a command that took a secret out of a memory (or deleted it) returns, no file in the
-/// store's folder holds it: not the temporary files, not the lock or count files.
+/// store's folder holds it: not the temporary files, not the lock or count files. With history
+/// on (the default) the replaced content is kept on purpose, as a past version: once that is
+/// redacted, again no file holds it.
 #[tokio::test]
 async fn a_removed_secret_is_on_no_file_after_the_command() {
     const SECRET: &str = "PASSWORD=correct-horse-battery";
-    for portable in [false, true] {
+    for (portable, history) in [(false, false), (true, false), (false, true), (true, true)] {
         for sync in [SyncMode::Full, SyncMode::Data, SyncMode::None] {
             let dir = tempfile::tempdir().unwrap();
-            let options = FsOptions::default().portable(portable).sync(sync);
+            let options = FsOptions::default()
+                .portable(portable)
+                .sync(sync)
+                .history(if history {
+                    HistoryOptions::default()
+                } else {
+                    HistoryOptions::off()
+                });
             let storage = Arc::new(FsStorage::with_options(dir.path(), options).unwrap());
             let tool = MemoryTool::new(storage.clone());
             let holds_secret = || {
@@ -335,9 +345,18 @@ async fn a_removed_secret_is_on_no_file_after_the_command() {
                     let out = tool.execute(command).await;
                     assert!(!out.is_error, "{command}: {out:?}");
                 }
+                if history {
+                    assert!(!holds_secret().is_empty(), "history keeps it, after {what}");
+                    for path in ["/memories/a.md", "/memories/b/c.md", "/memories/e.md"] {
+                        storage
+                            .redact_revisions(&p(path), Redaction::AllPast)
+                            .await
+                            .unwrap();
+                    }
+                }
                 assert!(
                     holds_secret().is_empty(),
-                    "portable={portable} {sync:?}, after {what}: {:?}",
+                    "portable={portable} history={history} {sync:?}, after {what}: {:?}",
                     holds_secret()
                 );
             }

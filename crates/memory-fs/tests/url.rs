@@ -68,14 +68,23 @@ fn refusals_name_what_to_change_and_create_nothing() {
             assert_eq!(key, "bogus");
             assert_eq!(
                 accepted,
-                &["sync", "blocking", "stale_temp_age", "portable"]
+                &[
+                    "sync",
+                    "blocking",
+                    "stale_temp_age",
+                    "portable",
+                    "history",
+                    "history_days",
+                    "history_max",
+                    "history_session"
+                ]
             );
         }
         other => panic!("{other:?}"),
     }
     assert_eq!(
         e.to_string(),
-        "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, blocking, stale_temp_age, portable"
+        "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, blocking, stale_temp_age, portable, history, history_days, history_max, history_session"
     );
     let e = FsStorage::from_url(
         base.to_str().unwrap(),

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use memory_core::Result;
+use memory_core::history::HistoryOptions;
 use memory_core::options::{OptionsError, StoreOptions};
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, S3ConditionalPut, S3CopyIfNotExists};
 use object_store::client::{HttpClient, HttpConnector, ReqwestConnector};
@@ -76,6 +77,9 @@ pub struct S3Options {
     pub initial_backoff: Duration,
     /// The longest pause between retries (default 5 s).
     pub max_backoff: Duration,
+    /// Whether and how long each file's earlier versions are kept (the store options
+    /// `history`, `history_days`, `history_max`, `history_session`; default: on, 30 days).
+    pub history: HistoryOptions,
     /// Other `AWS_*` settings found by [`S3Options::with_env`], passed to object_store.
     extra: Vec<(AmazonS3ConfigKey, String)>,
 }
@@ -99,6 +103,7 @@ impl S3Options {
             retry_timeout: Duration::from_secs(30),
             initial_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(5),
+            history: HistoryOptions::default(),
             extra: Vec::new(),
         }
     }
@@ -135,6 +140,7 @@ impl S3Options {
     /// | `connect_timeout`, `request_timeout`, `retry_timeout` | the same | a duration: `250ms`, `5s`, `2m` |
     /// | `initial_backoff`, `max_backoff` | the same | a duration |
     /// | `max_retries` | `max_retries` | a whole number |
+    /// | `history`, `history_days`, `history_max`, `history_session` | `history` | see [`HistoryOptions`] |
     ///
     /// Credentials are never options (a URL ends up in logs): they come from
     /// [`S3Options::from_env`], the fields, or object_store's chain.
@@ -205,6 +211,7 @@ impl S3Options {
         if let Some(retries) = merged.take_parsed::<usize>("max_retries", "a whole number")? {
             out.max_retries = retries;
         }
+        out.history = HistoryOptions::take_from(&mut merged)?;
         merged.finish(URL_OPTIONS)?;
         Ok(out)
     }
@@ -407,13 +414,14 @@ impl S3Options {
             skipped: Arc::clone(&skipped),
         };
         let store = self.object_store_with(Some(Box::new(filter)))?;
-        ObjectStoreStorage::with_names(
+        Ok(ObjectStoreStorage::with_names(
             store,
             prefix,
             format!("S3({})", self.url()),
             self.location(),
             skipped,
-        )
+        )?
+        .with_history(self.history.clone()))
     }
 }
 
@@ -445,6 +453,7 @@ impl fmt::Debug for S3Options {
             .field("retry_timeout", &self.retry_timeout)
             .field("initial_backoff", &self.initial_backoff)
             .field("max_backoff", &self.max_backoff)
+            .field("history", &self.history)
             .field(
                 "extra",
                 &self
@@ -475,6 +484,11 @@ pub const URL_OPTIONS: &[&str] = &[
     "initial_backoff",
     "max_backoff",
     "max_retries",
+    // HistoryOptions::KEYS
+    "history",
+    "history_days",
+    "history_max",
+    "history_session",
 ];
 
 /// Why an S3 store could not be opened from its URL.
@@ -572,6 +586,14 @@ mod url_tests {
         )
         .unwrap();
         assert_eq!(o.region.as_deref(), Some("caller"));
+        // History options, as every store takes them.
+        let o = S3Options::parse("s3://b?history=off&history_max=3", StoreOptions::new()).unwrap();
+        assert!(!o.history.enabled);
+        assert_eq!(o.history.max_per_file, Some(3));
+        for key in HistoryOptions::KEYS {
+            assert!(URL_OPTIONS.contains(&key), "{key}");
+        }
+        assert!(S3Options::parse("s3://b?history=maybe", StoreOptions::new()).is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use memory_core::history::{HistoryOptions, Redaction, Revision};
 use memory_core::{
     Entry, Error, FileMeta, Listing, MemoryPath, Result, Storage, StoredFile, Version, WriteMode,
 };
@@ -22,6 +23,7 @@ use crate::folders::FolderFacts;
 use crate::foreign::Skipped;
 
 mod create;
+mod history;
 mod views;
 
 use create::{Announced, writable};
@@ -78,6 +80,10 @@ pub struct ObjectStoreStorage {
     views: Mutex<ViewCache>,
     /// Foreign entries the S3 client's HTTP layer took out of LIST answers.
     filtered: Arc<Skipped>,
+    /// Whether and how long each file's earlier versions are kept (see `history`).
+    history: HistoryOptions,
+    /// `PREFIX/.memory-history`: where they are kept.
+    history_base: Path,
 }
 
 impl ObjectStoreStorage {
@@ -113,6 +119,12 @@ impl ObjectStoreStorage {
         };
         let base = Path::parse(&raw).map_err(|source| S3Error::Key { key: raw, source })?;
         let counter = counter_path(&prefix)?;
+        let raw = if prefix.is_empty() {
+            history::HISTORY_FOLDER.to_owned()
+        } else {
+            format!("{prefix}/{}", history::HISTORY_FOLDER)
+        };
+        let history_base = Path::parse(&raw).map_err(|source| S3Error::Key { key: raw, source })?;
         Ok(ObjectStoreStorage {
             store,
             prefix,
@@ -126,6 +138,8 @@ impl ObjectStoreStorage {
             label,
             location,
             filtered,
+            history: HistoryOptions::default(),
+            history_base,
         })
     }
 
@@ -391,6 +405,34 @@ impl ObjectStoreStorage {
             .await
     }
 
+    /// The memory paths of a rename's files: each source and where it goes.
+    fn rebased(
+        &self,
+        from: &MemoryPath,
+        to: &MemoryPath,
+        is_file: bool,
+        sources: Vec<Path>,
+    ) -> Result<Vec<(MemoryPath, MemoryPath)>> {
+        if is_file {
+            return Ok(vec![(from.clone(), to.clone())]);
+        }
+        let mut moves = Vec::with_capacity(sources.len());
+        for source in sources {
+            let Some((path, target)) = self
+                .memory_path(&source)
+                .and_then(|p| p.rebase(from, to).map(|t| (p, t)))
+            else {
+                return Err(S3Error::RenameTooLong {
+                    source_path: source.to_string(),
+                    to: to.to_string(),
+                }
+                .into());
+            };
+            moves.push((path, target));
+        }
+        Ok(moves)
+    }
+
     /// Deletes every key, in the store's batches (S3: one request per 1,000 keys).
     async fn delete_keys(&self, keys: Vec<Path>) -> Result<()> {
         if keys.is_empty() {
@@ -417,7 +459,7 @@ impl ObjectStoreStorage {
 }
 
 /// The version token split back into object_store's parts.
-fn update_version(version: &Version) -> UpdateVersion {
+pub(crate) fn update_version(version: &Version) -> UpdateVersion {
     match version.as_str().split_once(' ') {
         Some((tag, v)) => UpdateVersion {
             e_tag: (!tag.is_empty()).then(|| tag.to_owned()),
@@ -500,6 +542,7 @@ impl Storage for ObjectStoreStorage {
             Err(e) => return Err(self.request_error("GET", &key, e)),
         };
         let meta = result.meta.clone();
+        let attributes = result.attributes.clone();
         let contents = result
             .bytes()
             .await
@@ -510,6 +553,7 @@ impl Storage for ObjectStoreStorage {
                 e_tag: meta.e_tag.clone(),
                 version: meta.version.clone(),
                 contents: contents.clone(),
+                attributes: Some(attributes),
             },
         );
         Ok(StoredFile {
@@ -543,6 +587,15 @@ impl Storage for ObjectStoreStorage {
             return Err(Error::AlreadyExists { path: path.clone() });
         }
         let key = self.key(path)?;
+        if self.recording() {
+            return match mode {
+                WriteMode::Create => self.create(path, &key, contents, None).await,
+                WriteMode::Overwrite => self.overwrite_recorded(path, &key, contents, None).await,
+                WriteMode::Update(version) => {
+                    self.update_recorded(path, &key, contents, &version).await
+                }
+            };
+        }
         let version = match mode {
             WriteMode::Create => return self.create(path, &key, contents, None).await,
             WriteMode::Overwrite => {
@@ -598,6 +651,24 @@ impl Storage for ObjectStoreStorage {
     /// pages, one DELETE per 1,000 files and the counter's update.
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
         let key = self.key(path)?;
+        if self.recording() {
+            if !path.is_root() {
+                match self.get_current(&key, None).await {
+                    Ok(Some(current)) => return self.delete_recorded(path, &key, &current).await,
+                    Ok(None) => {}
+                    Err(e) => return Err(self.request_error("GET", &key, e)),
+                }
+            }
+            let below = self.list_below(&key).await?;
+            if below.is_empty() && !path.is_root() {
+                return Err(Error::NotFound { path: path.clone() });
+            }
+            let files = below
+                .into_iter()
+                .map(|(path, meta)| (path, meta.location))
+                .collect();
+            return self.delete_folder_recorded(files).await;
+        }
         if !path.is_root() && self.head(&key).await?.is_some() {
             self.delete_keys(vec![key]).await?;
             self.release(1).await;
@@ -688,7 +759,14 @@ impl Storage for ObjectStoreStorage {
         //    copies, and after them for what was learned meanwhile).
         self.new_counter_generation();
         self.touch_counter().await?;
-        let copied = self.copy_all(from, to, &to_key, is_file, sources).await;
+        let copied = if self.recording() {
+            match self.rebased(from, to, is_file, sources) {
+                Ok(moves) => self.move_recorded(from, to, moves).await,
+                Err(e) => Err(e),
+            }
+        } else {
+            self.copy_all(from, to, &to_key, is_file, sources).await
+        };
         self.new_counter_generation();
         copied
     }
@@ -717,5 +795,32 @@ impl Storage for ObjectStoreStorage {
 
     fn capabilities(&self) -> memory_core::Capabilities {
         memory_core::Capabilities::FULL
+    }
+
+    /// One LIST of the path's history folder and a HEAD of each history object (for its
+    /// record) and of the current file; for a folder, of every file below it.
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<Revision>> {
+        self.recorded_history(path).await
+    }
+
+    /// One GET of the history object; for the current revision, a GET of the file too.
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        self.recorded_revision(path, number).await
+    }
+
+    /// A HEAD (that the revision exists), then an overwrite recorded as `restored`.
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        self.restore_recorded(path, number, contents).await
+    }
+
+    /// The file's history read (as `history`), then one PUT per redacted revision: its
+    /// object replaced by a marker without bytes that keeps the record.
+    async fn redact_revisions(&self, path: &MemoryPath, which: Redaction) -> Result<u64> {
+        self.redact_recorded(path, which).await
     }
 }

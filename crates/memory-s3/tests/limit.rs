@@ -327,6 +327,7 @@ async fn filling_a_store_to_its_limit_on_s3() {
     let storage = server
         .options("full")
         .build_with_connector(wire.clone())
+        .map(|s| s.with_history(memory_core::history::HistoryOptions::off()))
         .unwrap();
     let tool = Arc::new(MemoryTool::new(storage));
     let max = memory_core::Limits::default().max_files;

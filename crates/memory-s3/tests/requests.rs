@@ -8,6 +8,9 @@
 //! - `command_http_requests_on_s3`: against moto, an HTTP connector that counts what goes on
 //!   the wire sees exactly the S3 requests the README lists (when `MEMORY_TEST_S3_ENDPOINT` is
 //!   set).
+//!
+//! These count the store with history off (`history=off`); `history_calls` holds what
+//! history adds to each change.
 
 use memory_s3::testing as common;
 
@@ -20,6 +23,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
+use memory_core::history::HistoryOptions;
 use memory_core::{MemoryHandler, MemoryPath, MemoryTool, Storage, WriteMode};
 use memory_s3::ObjectStoreStorage;
 use object_store::client::{
@@ -180,7 +184,9 @@ fn recorded_store_and_304s() -> (ObjectStoreStorage, Log, Arc<AtomicUsize>) {
         not_modified: Arc::clone(&not_modified),
     };
     (
-        ObjectStoreStorage::new(Arc::new(recorder), "counted").unwrap(),
+        ObjectStoreStorage::new(Arc::new(recorder), "counted")
+            .unwrap()
+            .with_history(HistoryOptions::off()),
         log,
         not_modified,
     )
@@ -204,8 +210,9 @@ async fn repeated_views_revalidate() {
     // The seed's write was remembered, so even the first view was a 304.
     assert_eq!(not_modified.load(Ordering::Relaxed), 3);
     // Another store (another host) changes the file: the next view reads the new bytes.
-    let other =
-        ObjectStoreStorage::new(Arc::clone(tool.storage().object_store()), "counted").unwrap();
+    let other = ObjectStoreStorage::new(Arc::clone(tool.storage().object_store()), "counted")
+        .unwrap()
+        .with_history(HistoryOptions::off());
     let v = other.read(&p("/memories/notes.md")).await.unwrap().version;
     other
         .write(
@@ -324,7 +331,9 @@ async fn storage_method_calls() {
     }
     // Another process adds a file: the counter's conditional PUT finds its change, so the
     // checks are sent after all (and the folder learned again on the next create).
-    let other = ObjectStoreStorage::new(Arc::clone(s.object_store()), "counted").unwrap();
+    let other = ObjectStoreStorage::new(Arc::clone(s.object_store()), "counted")
+        .unwrap()
+        .with_history(HistoryOptions::off());
     other
         .write(&p("/memories/dir/sub"), b"x".to_vec(), WriteMode::Create)
         .await
@@ -669,8 +678,9 @@ impl HttpService for CountingService {
 async fn command_http_requests_on_s3() {
     let server = common::S3Server::from_env("command_http_requests_on_s3").await;
     let log: Log = Arc::default();
-    let storage = server
-        .options("counted")
+    let mut options = server.options("counted");
+    options.history = HistoryOptions::off();
+    let storage = options
         .build_with_connector(CountingConnector {
             log: Arc::clone(&log),
         })
@@ -682,4 +692,68 @@ async fn command_http_requests_on_s3() {
         assert!(!out.is_error, "{input}: {out:?}");
         assert_eq!(take(&log), calls(&expected), "S3 requests of {input}");
     }
+}
+
+/// What history (on, the default) adds to each change, as the README's "History" section
+/// lists it: the replaced content kept (a `PUT create` of a history object) and the file's
+/// history folder listed (for the number and pruning), beside the change's own requests.
+#[tokio::test]
+async fn history_calls() {
+    let log: Log = Arc::default();
+    let recorder = Recorder {
+        inner: InMemory::new(),
+        log: Arc::clone(&log),
+        not_modified: Arc::default(),
+    };
+    let s = ObjectStoreStorage::new(Arc::new(recorder), "h").unwrap();
+    s.write(&p("/memories/seed.md"), b"s".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    take(&log);
+    let path = p("/memories/a.md");
+    s.write(&path, b"one".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&["LIST", "LIST delimiter", "PUT create", "PUT update"]),
+        "create: the checks and the counter as without history, and the history folder listed"
+    );
+    let version = s.read(&path).await.unwrap().version;
+    take(&log);
+    s.write(&path, b"two".to_vec(), WriteMode::Update(version))
+        .await
+        .unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&["LIST", "PUT create", "PUT update"]),
+        "an edit after a read: the replaced bytes come from the view cache"
+    );
+    s.write(&path, b"three".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&["LIST", "GET", "LIST", "PUT create", "PUT update"]),
+        "an overwrite: the checks (no ancestors here), a GET of the file, the history folder"
+    );
+    assert_eq!(s.history(&path).await.unwrap().len(), 3);
+    assert_eq!(
+        take(&log),
+        calls(&["LIST", "HEAD", "HEAD", "HEAD"]),
+        "a file's log: one LIST of its history folder, a HEAD per version"
+    );
+    s.delete(&path).await.unwrap();
+    assert_eq!(
+        take(&log),
+        calls(&[
+            "GET",
+            "LIST",
+            "PUT create",
+            "DELETE",
+            "PUT update",
+            "PUT create"
+        ]),
+        "delete: the file read and kept, the DELETE, the counter, the deletion's marker"
+    );
 }

@@ -9,7 +9,7 @@
 //!
 //! A store reports its history through four [`Storage`](crate::Storage) methods:
 //! [`history`](crate::Storage::history), [`read_revision`](crate::Storage::read_revision),
-//! [`restore_revision`](crate::Storage::restore_revision) and
+//! [`write_restored`](crate::Storage::write_restored) (with [`restore`] on top) and
 //! [`redact_revisions`](crate::Storage::redact_revisions). How long it keeps it is
 //! [`HistoryOptions`] (the store options `history`, `history_days`, `history_max`).
 //!

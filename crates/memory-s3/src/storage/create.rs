@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use bytes::Bytes;
+use memory_core::history::Change;
 use memory_core::{Error, MemoryPath, Result, Version};
 use object_store::path::Path;
 use object_store::{PutMode, PutOptions, PutPayload};
@@ -112,32 +113,50 @@ impl ObjectStoreStorage {
             storage: self,
             keys: &keys,
         };
-        let (checked, reserved) = if known {
-            let reserved = self.change_count(1, limit).await;
-            let checked = match &reserved {
-                // No other writer changed the counter since the facts were learned.
-                Ok(Some(put_in)) if *put_in == generation => Ok(()),
-                Ok(_) => {
-                    self.check_create(path, &keys, self.counter_generation())
-                        .await
-                }
-                Err(_) => Ok(()),
-            };
-            (checked, reserved)
-        } else {
-            // The checks and the reservation at once: the create costs the longer of the
-            // two, then the PUT.
-            futures_util::join!(
-                self.check_create(path, &keys, generation),
-                self.change_count(1, limit)
-            )
-        };
-        if let Err(e) = checked {
-            if reserved.is_ok() {
-                self.release(1).await;
+        let listing = async {
+            if self.recording() {
+                self.listed_revisions(path).await.map(Some)
+            } else {
+                Ok(None)
             }
-            return Err(e);
-        }
+        };
+        let reserve_and_check = async {
+            if known {
+                let reserved = self.change_count(1, limit).await;
+                let checked = match &reserved {
+                    // No other writer changed the counter since the facts were learned.
+                    Ok(Some(put_in)) if *put_in == generation => Ok(()),
+                    Ok(_) => {
+                        self.check_create(path, &keys, self.counter_generation())
+                            .await
+                    }
+                    Err(_) => Ok(()),
+                };
+                (checked, reserved)
+            } else {
+                // The checks and the reservation at once: the create costs the longer of the
+                // two, then the PUT.
+                futures_util::join!(
+                    self.check_create(path, &keys, generation),
+                    self.change_count(1, limit)
+                )
+            }
+        };
+        // The history folder listed meanwhile, for the new revision's number.
+        let ((checked, reserved), listed) = futures_util::join!(reserve_and_check, listing);
+        let checked = match (checked, listed) {
+            (Ok(()), Ok(listed)) => Ok(listed),
+            (Err(e), _) | (Ok(()), Err(e)) => Err(e),
+        };
+        let listed = match checked {
+            Ok(listed) => listed,
+            Err(e) => {
+                if reserved.is_ok() {
+                    self.release(1).await;
+                }
+                return Err(e);
+            }
+        };
         match reserved {
             Ok(_) => {}
             // A full store still says that a taken path is taken.
@@ -149,10 +168,21 @@ impl ObjectStoreStorage {
             }
             Err(e) => return Err(e),
         }
-        let options = PutOptions {
-            mode: PutMode::Create,
-            ..PutOptions::default()
+        let (revision, options) = match &listed {
+            Some(listed) => {
+                let (revision, options) =
+                    self.created_revision(path, &contents, listed, Change::Created);
+                (Some(revision), options)
+            }
+            None => (
+                None,
+                PutOptions {
+                    mode: PutMode::Create,
+                    ..PutOptions::default()
+                },
+            ),
         };
+        let attributes = revision.as_ref().map(|_| options.attributes.clone());
         let bytes = Bytes::from(contents);
         let put = self
             .store
@@ -162,7 +192,12 @@ impl ObjectStoreStorage {
             self.release(1).await;
         }
         match put {
-            Ok(result) => self.remember(key, bytes, result.e_tag, result.version),
+            Ok(result) => {
+                if let (Some(revision), Some(listed)) = (&revision, &listed) {
+                    self.prune_after(path, listed, None, revision).await;
+                }
+                self.remember_with(key, bytes, result.e_tag, result.version, attributes)
+            }
             Err(object_store::Error::AlreadyExists { .. }) => {
                 Err(Error::AlreadyExists { path: path.clone() })
             }

@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 use memory_core::{Result, Version};
+use object_store::Attributes;
 use object_store::path::Path;
 
 use super::ObjectStoreStorage;
@@ -21,6 +22,18 @@ impl ObjectStoreStorage {
         e_tag: Option<String>,
         version: Option<String>,
     ) -> Result<Version> {
+        self.remember_with(key, contents, e_tag, version, None)
+    }
+
+    /// [`Self::remember`], with the metadata (the history record) the object was put with.
+    pub(crate) fn remember_with(
+        &self,
+        key: &Path,
+        contents: Bytes,
+        e_tag: Option<String>,
+        version: Option<String>,
+        attributes: Option<Attributes>,
+    ) -> Result<Version> {
         let token = self.version_of(key, e_tag.clone(), version.clone())?;
         self.views().put(
             key,
@@ -28,6 +41,7 @@ impl ObjectStoreStorage {
                 e_tag,
                 version,
                 contents,
+                attributes,
             },
         );
         Ok(token)
@@ -44,6 +58,8 @@ pub(super) struct CachedView {
     pub(super) e_tag: Option<String>,
     pub(super) version: Option<String>,
     pub(super) contents: Bytes,
+    /// The object's metadata (its history record), when known.
+    pub(super) attributes: Option<Attributes>,
 }
 
 /// A small bounded cache of files lately read or written, so that a repeated view of an
