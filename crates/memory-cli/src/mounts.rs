@@ -50,7 +50,8 @@ archived store cannot be mounted (exit status 2). Versioned store URLs:
 use the mount FOLDER; Claude is told each mount's folder, access, name, description
 and instructions. With --mount, --store is not used. Every write to a versioned store
 is a version by the session: --session-id (1 to 64 of [0-9A-Za-z_-]), else a new
-sesn_... id per run, printed on standard error at start."
+sesn_... id per run, printed on standard error at start; other stores record the same
+session in their history (memory log)."
     )
 }
 
@@ -90,8 +91,10 @@ pub(crate) struct MountArgs {
     )]
     pub(crate) instructions: Vec<MountInstructions>,
 
-    /// The session id recorded on every version a versioned store gets from this run: 1 to
-    /// 64 characters from [0-9A-Za-z_-] (default: a new `sesn_...` id, printed at start).
+    /// The session id recorded on every version this run makes: a versioned store's
+    /// versions, and any other store's history (`memory log` shows it); 1 to 64 characters
+    /// from [0-9A-Za-z_-] (default: a new `sesn_...` id, printed at start for a versioned
+    /// store).
     #[arg(long, env = "MEMORY_SESSION_ID", value_name = "ID", value_parser = parse_session_id)]
     pub(crate) session_id: Option<String>,
 }
