@@ -406,18 +406,21 @@ async fn history_days_drop_old_revisions_as_the_file_changes() {
         .write(&a, b"4".to_vec(), WriteMode::Overwrite)
         .await
         .unwrap();
-    assert_eq!(numbers(store.history(&a).await.unwrap()), [5, 4, 3]);
-    assert_eq!(store.read_revision(&a, 3).await.unwrap(), b"2");
+    // 1 was replaced by 2, long ago; 2 by 3, lately: a revision ages from its replacement.
+    assert_eq!(numbers(store.history(&a).await.unwrap()), [5, 4, 3, 2]);
+    assert_eq!(store.read_revision(&a, 2).await.unwrap(), b"1");
     admin.batch_execute(&age("3, 4, 5")).await.unwrap();
     store
         .write(&a, b"5".to_vec(), WriteMode::Overwrite)
         .await
         .unwrap();
-    assert_eq!(numbers(store.history(&a).await.unwrap()), [6]);
+    // 5 was replaced just now: kept for the whole period, as the current 6.
+    assert_eq!(numbers(store.history(&a).await.unwrap()), [6, 5]);
+    assert_eq!(store.read_revision(&a, 5).await.unwrap(), b"4");
     let rows: i64 = admin
         .query_one(&format!("SELECT count(*) FROM \"{schema}\".history"), &[])
         .await
         .unwrap()
         .get(0);
-    assert_eq!(rows, 1, "the dropped revisions' rows are gone");
+    assert_eq!(rows, 2, "the dropped revisions' rows are gone");
 }

@@ -549,24 +549,51 @@ impl PostgresStorage {
         self.check_history_on()?;
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(backend)?;
-        let mut file = FileHistory::from_revisions(self.revisions_of(&tx, path).await?);
-        let numbers: Vec<i64> = file
-            .redact(path, which)?
-            .into_iter()
-            .filter_map(|n| i64::try_from(n).ok())
-            .collect();
-        if numbers.is_empty() {
-            tx.rollback().await.map_err(backend)?;
-            return Ok(0);
-        }
+        let own = self.revisions_of(&tx, path).await?;
+        // Not a file's history, with `AllPast`: every file's below it, in this one
+        // transaction and with one vacuum.
+        let paths = if own.is_empty() && which == Redaction::AllPast {
+            let below = format!("{}/", path.as_str().trim_end_matches('/'));
+            let rows = tx
+                .query(&self.history.sql.paths_below, &[&self.root_param(), &below])
+                .await
+                .map_err(backend)?;
+            let mut paths = Vec::with_capacity(rows.len());
+            for row in rows {
+                if let Ok(file) = MemoryPath::parse(row.get::<_, &str>(0)) {
+                    paths.push(file);
+                }
+            }
+            paths
+        } else {
+            vec![path.clone()]
+        };
         let stmt = tx
             .prepare_cached(&self.history.sql.redact)
             .await
             .map_err(backend)?;
-        let redacted = tx
-            .execute(&stmt, &[&self.root_param(), &path.as_str(), &numbers])
-            .await
-            .map_err(backend)?;
+        let mut redacted = 0;
+        for file_path in &paths {
+            let revisions = match file_path == path {
+                true => own.clone(),
+                false => self.revisions_of(&tx, file_path).await?,
+            };
+            let numbers: Vec<i64> = FileHistory::from_revisions(revisions)
+                .redact(file_path, which)?
+                .into_iter()
+                .filter_map(|n| i64::try_from(n).ok())
+                .collect();
+            if !numbers.is_empty() {
+                redacted += tx
+                    .execute(&stmt, &[&self.root_param(), &file_path.as_str(), &numbers])
+                    .await
+                    .map_err(backend)?;
+            }
+        }
+        if redacted == 0 {
+            tx.rollback().await.map_err(backend)?;
+            return Ok(0);
+        }
         let xid: i64 = tx
             .query_one("SELECT txid_current()", &[])
             .await

@@ -48,6 +48,8 @@ pub(super) struct HistorySql {
     pub(super) exists: String,
     /// Redacts revisions `$3` (numbers) of `$2`.
     pub(super) redact: String,
+    /// The paths with history below a folder (`$2`: the folder's path and `/`).
+    pub(super) paths_below: String,
     /// The tables a redaction rewrites so that no dead row keeps the removed bytes.
     pub(super) vacuum: String,
 }
@@ -183,6 +185,9 @@ impl HistorySql {
             exists: format!(
                 "SELECT EXISTS (SELECT 1 FROM {s}.history WHERE root = $1 AND path = $2 AND number = $3)"
             ),
+            paths_below: format!(
+                "SELECT DISTINCT path FROM {s}.history WHERE root = $1 AND starts_with(path, $2)"
+            ),
             redact: format!(
                 "UPDATE {s}.history SET contents = NULL, sha256 = NULL, redacted = true
                  WHERE root = $1 AND path = $2 AND number = ANY ($3::bigint[])"
@@ -231,7 +236,8 @@ fn drops(options: &HistoryOptions, rank: &str, time: &str) -> String {
 ///   its snapshot, so pruning never drops the new revision (an adopted one waits for the
 ///   next change).
 fn record(s: &str, options: &HistoryOptions, path: &str, session: &str) -> String {
-    let top_dropped = drops(options, "2", "top.time");
+    // The newest revision is replaced by this change, now: only the maximum can drop it.
+    let top_dropped = drops(options, "2", "now()");
     let mut sql = format!(
         "top AS MATERIALIZED (
              SELECT t.number, t.time, t.version, t.change
@@ -268,7 +274,9 @@ fn record(s: &str, options: &HistoryOptions, path: &str, session: &str) -> Strin
          )"
     );
     if options.max_per_file.is_some() || options.keep_for.is_some() {
-        let dropped = drops(options, "r.rank", "r.time");
+        // A revision's age counts from when it was replaced: the next one's time (or its own,
+        // where a rename put older revisions after it); the newest's is now.
+        let dropped = drops(options, "r.rank", "r.replaced");
         // The revisions are ranked only when the oldest is past the days, or when the numbers
         // from the oldest to the newest (an upper bound of their count) pass the maximum: a
         // change of a file whose history is within both reads one index entry, not them all.
@@ -283,7 +291,9 @@ fn record(s: &str, options: &HistoryOptions, path: &str, session: &str) -> Strin
                  WHERE o.root = $1 AND o.path = {path} AND EXISTS (SELECT 1 FROM chg)
                  ORDER BY o.number LIMIT 1
              ), ranked AS MATERIALIZED (
-                 SELECT x.number, x.time,
+                 SELECT x.number,
+                        greatest(x.time, coalesce(lead(x.time) OVER (ORDER BY x.number), now()))
+                            AS replaced,
                         row_number() OVER (ORDER BY x.number DESC) + 1
                             + (SELECT count(*) FROM untracked) AS rank
                  FROM {s}.history x
