@@ -83,8 +83,13 @@ pub(crate) async fn run(args: RedactArgs) -> Outcome {
             format!("redacted version {number} of {path}: its content is gone\n")
         }
         Redaction::AllPast => format!(
-            "redacted {count} version{} of {path}: their content is gone\n",
-            plural(count)
+            "redacted {count} version{} of {path}{}\n",
+            plural(count),
+            match count {
+                0 => "",
+                1 => ": its content is gone",
+                _ => ": their content is gone",
+            }
         ),
     };
     write_stdout(text.as_bytes())
