@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+use memory_core::history::HistoryOptions;
 use memory_core::options::{StoreOptions, SyncMode};
 use tokio_postgres::config::{Host, SslMode};
 
@@ -20,6 +21,11 @@ pub(crate) const ACCEPTED: &[&str] = &[
     "pool_size",
     "sync",
     "application_name",
+    // memory_core::history::HistoryOptions::KEYS (a test checks they match).
+    "history",
+    "history_days",
+    "history_max",
+    "history_session",
 ];
 
 /// The schema used when the URL names none.
@@ -42,6 +48,9 @@ pub(crate) struct Settings {
     pub(crate) connect_timeout: Duration,
     pub(crate) pool_size: usize,
     pub(crate) sync: SyncMode,
+    /// How the store keeps its files' history (`history`, `history_days`, `history_max`,
+    /// `history_session`); off for a parse that does not accept `history`.
+    pub(crate) history: HistoryOptions,
     /// Opened read-only ([`Settings::read_only`]): every session starts with
     /// `default_transaction_read_only = on`, and the open checks rather than prepares.
     pub(crate) read_only: bool,
@@ -64,6 +73,7 @@ impl fmt::Debug for Settings {
             .field("connect_timeout", &self.connect_timeout)
             .field("pool_size", &self.pool_size)
             .field("sync", &self.sync)
+            .field("history", &self.history)
             .field("read_only", &self.read_only)
             .field("tls_roots", &self.tls_roots)
             .finish()
@@ -227,6 +237,11 @@ impl Settings {
             },
         };
         let sync = opts.take_sync()?.unwrap_or_default();
+        let history = if accepted.contains(&"history") {
+            HistoryOptions::take_from(&mut opts)?
+        } else {
+            HistoryOptions::off()
+        };
         let application_name = opts
             .take("application_name")
             .unwrap_or_else(|| "memory-postgres".to_owned());
@@ -257,6 +272,7 @@ impl Settings {
             connect_timeout,
             pool_size,
             sync,
+            history,
             tls_roots,
             tls,
         })
@@ -348,11 +364,36 @@ mod tests {
         let e = parse("postgres://u@h/d?roots=a").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown store option `roots`: remove it, or use one of the options this store accepts: schema, root, sslmode, sslrootcert, connect_timeout, pool_size, sync, application_name"
+            "unknown store option `roots`: remove it, or use one of the options this store accepts: schema, root, sslmode, sslrootcert, connect_timeout, pool_size, sync, application_name, history, history_days, history_max, history_session"
         );
         assert!(matches!(
             e,
             PostgresOpenError::Options(memory_core::options::OptionsError::UnknownOption { .. })
+        ));
+    }
+
+    #[test]
+    fn history_options_are_read() {
+        for key in HistoryOptions::KEYS {
+            assert!(ACCEPTED.contains(&key), "{key}");
+        }
+        assert_eq!(
+            parse("postgres://u@h/d").unwrap().history,
+            HistoryOptions::default()
+        );
+        let s = parse("postgres://u@h/d?history_max=3&history_days=0&history_session=s-1").unwrap();
+        assert_eq!(s.history.max_per_file, Some(3));
+        assert_eq!(s.history.keep_for, None);
+        assert_eq!(s.history.session.as_deref(), Some("s-1"));
+        assert!(
+            !parse("postgres://u@h/d?history=off")
+                .unwrap()
+                .history
+                .enabled
+        );
+        assert!(matches!(
+            parse("postgres://u@h/d?history_max=0"),
+            Err(PostgresOpenError::Options(_))
         ));
     }
 

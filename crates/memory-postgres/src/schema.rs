@@ -110,6 +110,31 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE {s}.stores ADD COLUMN workspace_id text COLLATE "C" NOT NULL DEFAULT '';
     CREATE INDEX stores_by_workspace ON {s}.stores (workspace_id, created_at, id);
     "#,
+    // 5: each file's earlier versions (memory-core's `history`): one row per revision, keyed
+    // by the path whose history it is now (a rename moves rows), numbered from 1 per path.
+    // `at_path` is where the change was made; `version` the files row the revision is (NULL
+    // for a deletion); `contents` the revision's bytes, NULL for the newest revision of a
+    // live file (its content is the file's row), a deletion and a redacted revision. Not a
+    // table the files' listings, count or search read.
+    r#"
+    CREATE TABLE {s}.history (
+        root text COLLATE "C" NOT NULL REFERENCES {s}.roots (root) ON DELETE CASCADE,
+        path text COLLATE "C" NOT NULL,
+        number bigint NOT NULL,
+        change text NOT NULL
+            CHECK (change IN ('created', 'modified', 'renamed', 'deleted', 'restored')),
+        at_path text COLLATE "C" NOT NULL,
+        old_path text COLLATE "C",
+        time timestamptz NOT NULL,
+        size bigint NOT NULL,
+        sha256 text,
+        session text,
+        redacted boolean NOT NULL DEFAULT false,
+        version bigint,
+        contents bytea,
+        PRIMARY KEY (root, path, number)
+    );
+    "#,
 ];
 
 /// The schema version this build writes: the number of migrations it knows.

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Pool};
+use memory_core::history::{Redaction, Revision};
 use memory_core::options::{StoreOptions, SyncMode};
 use memory_core::search::{Ranker, SearchHit, SearchQuery, is_searchable, searchable_text};
 use memory_core::{
@@ -15,9 +16,13 @@ use memory_core::{
 use crate::config::Settings;
 use crate::error::{self, BadRow, PostgresOpenError, RenameTooLong, backend};
 
+mod history;
+mod history_sql;
+mod lookups;
 mod sql;
 #[cfg(test)]
 mod tests;
+mod unindexed;
 mod words;
 
 use sql::Sql;
@@ -36,12 +41,18 @@ use words::{tsquery, tsvector};
 /// Versions come from a database sequence, so a version is never repeated, not even for a path
 /// deleted and created again.
 ///
+/// Every change also records a revision of each file it changes in the table `history`, in
+/// the same statement or transaction (see the crate's README, "History"), unless the store
+/// was opened with `history=off`; [`with_history`](Self::with_history) sets the options from
+/// Rust.
+///
 /// Cloning is cheap: clones share the connection pool. `Display` is
 /// `Postgres(HOST:PORT/DATABASE schema=S root=R)` and neither it nor `Debug` ever shows the
 /// password.
 #[derive(Clone)]
 pub struct PostgresStorage {
     inner: Arc<Inner>,
+    history: Arc<history::History>,
 }
 
 struct Inner {
@@ -62,6 +73,7 @@ impl fmt::Debug for PostgresStorage {
             .field("schema", &s.schema)
             .field("root", &s.root)
             .field("sync", &s.sync)
+            .field("history", &self.history.options)
             .field("read_only", &s.read_only)
             .field("pool_size", &status.max_size)
             .field("pool_open", &status.size)
@@ -149,7 +161,9 @@ impl PostgresStorage {
             "opened the PostgreSQL memory store"
         );
         let sql = Sql::new(&settings.schema);
+        let history = history::History::new(&settings.schema, settings.history.clone());
         Ok(PostgresStorage {
+            history,
             inner: Arc::new(Inner {
                 pool,
                 settings,
@@ -228,80 +242,15 @@ impl PostgresStorage {
         Ok(())
     }
 
-    /// The outermost ancestor of `path` that is a file.
-    async fn file_ancestor<C: GenericClient>(
-        &self,
-        client: &C,
-        path: &MemoryPath,
-    ) -> Result<Option<MemoryPath>> {
-        let ancestors: Vec<String> = path
-            .ancestors()
-            .into_iter()
-            .map(|a| a.as_str().to_owned())
-            .collect();
-        if ancestors.is_empty() {
-            return Ok(None);
-        }
-        let stmt = client
-            .prepare_cached(&self.inner.sql.file_ancestor)
-            .await
-            .map_err(backend)?;
-        let row = client
-            .query_opt(&stmt, &[&self.root_param(), &ancestors])
-            .await
-            .map_err(backend)?;
-        row.map(|r| self.stored_path(r.get(0))).transpose()
-    }
-
-    /// Whether `path` is a directory: `/memories`, or a path with files below it.
-    async fn is_dir<C: GenericClient>(&self, client: &C, path: &MemoryPath) -> Result<bool> {
-        if path.is_root() {
-            return Ok(true);
-        }
-        let (lo, hi) = below(path);
-        let stmt = client
-            .prepare_cached(&self.inner.sql.has_below)
-            .await
-            .map_err(backend)?;
-        let row = client
-            .query_one(&stmt, &[&self.root_param(), &lo, &hi])
-            .await
-            .map_err(backend)?;
-        Ok(row.get(0))
-    }
-
-    async fn file_exists<C: GenericClient>(&self, client: &C, path: &MemoryPath) -> Result<bool> {
-        let stmt = client
-            .prepare_cached(&self.inner.sql.read)
-            .await
-            .map_err(backend)?;
-        Ok(client
-            .query_opt(&stmt, &[&self.root_param(), &path.as_str()])
-            .await
-            .map_err(backend)?
-            .is_some())
-    }
-
-    async fn count<C: GenericClient>(&self, client: &C) -> Result<usize> {
-        let stmt = client
-            .prepare_cached(&self.inner.sql.count)
-            .await
-            .map_err(backend)?;
-        let n: i64 = client
-            .query_one(&stmt, &[&self.root_param()])
-            .await
-            .map_err(backend)?
-            .get(0);
-        Ok(usize::try_from(n).unwrap_or(0))
-    }
-
     /// A create or overwrite that may bring a new path into being: under the root's lock.
+    /// With history, `restored` records the change as a restore.
     async fn write_locked(
         &self,
         path: &MemoryPath,
         contents: Vec<u8>,
         overwrite: bool,
         max_files: Option<usize>,
+        restored: bool,
     ) -> Result<Version> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(backend)?;
@@ -324,6 +273,14 @@ impl PostgresStorage {
             && self.count(&tx).await? >= max_files
         {
             return Err(Error::StoreFull { max_files });
+        }
+        if self.recording() {
+            let v = self
+                .create_or_replace_recorded(&tx, path, &contents, overwrite, restored)
+                .await?
+                .ok_or_else(|| Error::AlreadyExists { path: path.clone() })?;
+            tx.commit().await.map_err(backend)?;
+            return Ok(version(v));
         }
         let sql = if overwrite {
             &self.inner.sql.upsert
@@ -403,13 +360,28 @@ impl Storage for PostgresStorage {
     ) -> Result<Version> {
         self.refuse_if_read_only(path)?;
         match mode {
-            WriteMode::Create => self.write_locked(path, contents, false, None).await,
+            WriteMode::Create => self.write_locked(path, contents, false, None, false).await,
             WriteMode::Overwrite => {
                 if path.is_root() {
                     return Err(Error::AlreadyExists { path: path.clone() });
                 }
                 // Replacing an existing file changes no path: one statement, no root lock.
                 let client = self.client().await?;
+                if self.recording() {
+                    let replaced = self
+                        .replace_recorded(
+                            &client,
+                            path,
+                            &contents,
+                            memory_core::history::Change::Modified,
+                        )
+                        .await?;
+                    drop(client);
+                    return match replaced {
+                        Some(v) => Ok(version(v)),
+                        None => self.write_locked(path, contents, true, None, false).await,
+                    };
+                }
                 let stmt = client
                     .prepare_cached(&self.inner.sql.replace)
                     .await
@@ -426,7 +398,7 @@ impl Storage for PostgresStorage {
                 drop(client);
                 match row {
                     Some(row) => Ok(version(row.get(0))),
-                    None => self.write_locked(path, contents, true, None).await,
+                    None => self.write_locked(path, contents, true, None, false).await,
                 }
             }
             WriteMode::Update(expected) => {
@@ -434,6 +406,15 @@ impl Storage for PostgresStorage {
                 // backend never issued matches no row.
                 let client = self.client().await?;
                 let row = match expected.as_str().parse::<i64>() {
+                    Ok(expected) if self.recording() => {
+                        if let Some(v) = self
+                            .compare_and_swap_recorded(&client, path, &contents, expected)
+                            .await?
+                        {
+                            return Ok(version(v));
+                        }
+                        None
+                    }
                     Ok(expected) => {
                         let stmt = client
                             .prepare_cached(&self.inner.sql.compare_and_swap)
@@ -477,6 +458,17 @@ impl Storage for PostgresStorage {
 
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
         self.refuse_if_read_only(path)?;
+        if self.recording() {
+            let mut client = self.client().await?;
+            if !path.is_root() && self.delete_file_recorded(&client, path).await? {
+                return Ok(());
+            }
+            let removed = self.delete_below_recorded(&mut client, path).await?;
+            if removed == 0 && !path.is_root() {
+                return Err(Error::NotFound { path: path.clone() });
+            }
+            return Ok(());
+        }
         let client = self.client().await?;
         let root = self.root_param();
         if !path.is_root() {
@@ -584,6 +576,9 @@ impl Storage for PostgresStorage {
             from_paths.push(source.as_str().to_owned());
             to_paths.push(target.as_str().to_owned());
         }
+        if self.recording() {
+            self.keep_before_move(&tx, &from_paths).await?;
+        }
         // Moved files get new versions: a compare-and-swap prepared before the move must not
         // succeed on a file that has since been moved away and back.
         let stmt = tx
@@ -604,6 +599,9 @@ impl Storage for PostgresStorage {
                 ),
             ));
         }
+        if self.recording() {
+            self.record_moves(&tx, &from_paths, &to_paths).await?;
+        }
         tx.commit().await.map_err(backend)?;
         Ok(())
     }
@@ -620,7 +618,7 @@ impl Storage for PostgresStorage {
         max_files: usize,
     ) -> Result<Version> {
         self.refuse_if_read_only(path)?;
-        self.write_locked(path, contents, false, Some(max_files))
+        self.write_locked(path, contents, false, Some(max_files), false)
             .await
     }
 
@@ -718,53 +716,29 @@ impl Storage for PostgresStorage {
         }
         Ok(true)
     }
-}
 
-impl PostgresStorage {
-    /// Whether a row of this root has no words yet (inserted or rewritten by another program).
-    async fn has_unindexed(&self, client: &deadpool_postgres::Object) -> Result<bool> {
-        let stmt = client
-            .prepare_cached(&self.inner.sql.any_unindexed)
-            .await
-            .map_err(backend)?;
-        let row = client
-            .query_one(&stmt, &[&self.root_param()])
-            .await
-            .map_err(backend)?;
-        Ok(row.get(0))
+    /// One path's rows of `history`, or those of every path below it.
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<Revision>> {
+        self.history_of(path).await
     }
 
-    /// Writes the words of every row of this root whose `words` is NULL: rows inserted or
-    /// rewritten by another program, or written before search existed.
-    async fn index_unindexed(&self, client: &deadpool_postgres::Object) -> Result<()> {
-        let stmt = client
-            .prepare_cached(&self.inner.sql.unindexed)
-            .await
-            .map_err(backend)?;
-        let rows = client
-            .query(&stmt, &[&self.root_param()])
-            .await
-            .map_err(backend)?;
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let update = client
-            .prepare_cached(&self.inner.sql.index_words)
-            .await
-            .map_err(backend)?;
-        for row in &rows {
-            let path: String = row.get(0);
-            let contents: Vec<u8> = row.get(1);
-            let v: i64 = row.get(2);
-            client
-                .execute(
-                    &update,
-                    &[&self.root_param(), &path, &v, &tsvector(&contents)],
-                )
-                .await
-                .map_err(backend)?;
-        }
-        tracing::debug!(store = %self, indexed = rows.len(), "indexed rows changed behind the store's back");
-        Ok(())
+    /// The revision's own content, or for the newest of a live file the file's row.
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        self.revision_content(path, number).await
+    }
+
+    /// Written as an overwrite under the root's lock, recorded as `restored`.
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        self.restore_content(path, number, contents).await
+    }
+
+    /// The rows' content and digest set to NULL, then `VACUUM (FULL)` (see the README).
+    async fn redact_revisions(&self, path: &MemoryPath, which: Redaction) -> Result<u64> {
+        self.redact(path, which).await
     }
 }

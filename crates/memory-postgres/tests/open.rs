@@ -6,6 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use memory_core::history::Change;
 use memory_core::options::{OptionsError, StoreOptions};
 use memory_core::{Error, MemoryPath, Storage, WriteMode};
 use memory_postgres::{PostgresOpenError, PostgresStorage, SCHEMA_VERSION};
@@ -70,7 +71,8 @@ async fn an_older_schema_is_migrated_forward_keeping_its_files() {
     common::admin()
         .await
         .batch_execute(&format!(
-            "DROP TABLE \"{schema}\".stores, \"{schema}\".memories, \"{schema}\".memory_versions;
+            "DROP TABLE \"{schema}\".stores, \"{schema}\".memories, \"{schema}\".memory_versions,
+                 \"{schema}\".history;
              DROP TRIGGER files_words_stale ON \"{schema}\".files;
              DROP FUNCTION \"{schema}\".files_words_stale();
              ALTER TABLE \"{schema}\".files DROP COLUMN words;
@@ -109,6 +111,18 @@ async fn an_older_schema_is_migrated_forward_keeping_its_files() {
         .unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].path, p("/memories/keep.md"));
+    // Migration 5 (history): the first change of a file from before history keeps what it
+    // replaced, as a revision of its own.
+    let keep = p("/memories/keep.md");
+    reopened
+        .write(&keep, b"changed".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    let revisions = reopened.history(&keep).await.unwrap();
+    let changes: Vec<(u64, Change)> = revisions.iter().map(|r| (r.number, r.change)).collect();
+    assert_eq!(changes, [(2, Change::Modified), (1, Change::Created)]);
+    assert_eq!(reopened.read_revision(&keep, 1).await.unwrap(), b"kept");
+    assert_eq!(reopened.read_revision(&keep, 2).await.unwrap(), b"changed");
 }
 
 #[tokio::test]

@@ -12,6 +12,11 @@
 //! - `kill_9_during_renames`: a process moves a 20-file directory back and forth and is killed
 //!   with SIGKILL at random moments: after each kill the directory is entirely at one place or
 //!   the other, every file whole.
+//! - `history_survives_kill`: the conformance suite's crash check of history
+//!   (`memory_core::conformance::processes::history_survives_kill`): a process edits, replaces,
+//!   renames and deletes files and is killed with SIGKILL, several rounds; after each, no
+//!   current file lacks the version of the content it replaced, and no version records a
+//!   change that did not happen.
 
 mod common;
 
@@ -32,6 +37,9 @@ const RACE_LIMIT: usize = 40;
 const RACE_ROUNDS: usize = 4;
 const DIR_FILES: usize = 20;
 const KILLS: usize = 6;
+/// Rounds of `history_survives_kill`: a worker editing, replacing, renaming and deleting files
+/// killed at a different moment each round, the history checked after each.
+const HISTORY_KILLS: usize = 8;
 
 fn p(s: &str) -> MemoryPath {
     MemoryPath::parse(s).unwrap()
@@ -266,6 +274,7 @@ fn main() {
     // Fails loudly, saying how to start a server, when there is none.
     let _ = common::url();
     let race_root = common::unique("limit");
+    let history_root = common::unique("history_kill");
     processes::run_tests(vec![
         (
             "processes_lose_nothing",
@@ -292,6 +301,10 @@ fn main() {
                 kill_9_during_renames();
                 format!("{KILLS} kills")
             }),
+        ),
+        (
+            "history_survives_kill",
+            Box::new(|| processes::history_survives_kill(&Postgres, &history_root, HISTORY_KILLS)),
         ),
     ]);
 }

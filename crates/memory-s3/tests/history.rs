@@ -392,3 +392,57 @@ async fn a_rename_failing_at_the_new_path_changes_nothing() {
     assert_eq!(store.read(&a).await.unwrap().contents, b"two");
     assert!(store.stat(&b).await.unwrap().is_none());
 }
+
+/// A delete that stopped after its DELETE, before the deletion's marker (the state a crash
+/// there leaves, made by removing the marker): the log still ends with the deletion, the
+/// content before it is kept, and a new create goes on from there.
+#[tokio::test]
+async fn a_delete_stopped_before_its_marker_still_shows_the_deletion() {
+    let objects = Arc::new(InMemory::new());
+    let store = ObjectStoreStorage::new(objects.clone(), "t").unwrap();
+    let path = p("/memories/a.md");
+    store
+        .write(&path, b"one".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    edit(&store, &path, b"two").await;
+    store.delete(&path).await.unwrap();
+    objects
+        .delete(&Path::from("t/.memory-history/a.md/3"))
+        .await
+        .unwrap();
+    let revisions = store.history(&path).await.unwrap();
+    let changes: Vec<(u64, Change)> = revisions.iter().map(|r| (r.number, r.change)).collect();
+    assert_eq!(
+        changes,
+        [
+            (3, Change::Deleted),
+            (2, Change::Modified),
+            (1, Change::Created)
+        ]
+    );
+    assert!(matches!(
+        store.read_revision(&path, 3).await,
+        Err(Error::RevisionWithoutContent {
+            redacted: false,
+            ..
+        })
+    ));
+    assert_eq!(store.read_revision(&path, 2).await.unwrap(), b"two");
+    assert_eq!(
+        store
+            .redact_revisions(&path, Redaction::AllPast)
+            .await
+            .unwrap(),
+        2
+    );
+    store
+        .write(&path, b"again".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    let revisions = store.history(&path).await.unwrap();
+    assert_eq!(
+        (revisions[0].number, revisions[0].change),
+        (3, Change::Created)
+    );
+}

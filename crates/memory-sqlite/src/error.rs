@@ -83,6 +83,17 @@ pub(crate) enum SqliteError {
         #[source]
         source: rusqlite::Error,
     },
+    /// A past revision whose content is not in the history: the file's row was deleted or
+    /// rewritten by another program before this library could keep it.
+    #[error(
+        "version {number} of {file} in {path} has no stored content (the file was changed or \
+         deleted by another program, not through the store); read another version"
+    )]
+    RevisionLost {
+        path: PathBuf,
+        file: String,
+        number: u64,
+    },
     /// A rename whose destination paths would break a path rule.
     #[error("cannot move {source_path} below {to}: the path would be too long or too deep")]
     RenameTooLong { source_path: String, to: String },

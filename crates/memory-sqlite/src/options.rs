@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use memory_core::history::HistoryOptions;
 pub use memory_core::options::SyncMode;
 
 /// Options for [`SqliteStorage::open_with`](crate::SqliteStorage::open_with).
@@ -59,6 +60,11 @@ pub struct SqliteOptions {
     /// row still marked, so a search right after a write finds it. The modes differ only in
     /// who pays for the index, and when.
     pub index: IndexMode,
+    /// Whether the store keeps each file's earlier versions, how long and how many, and the
+    /// session it records them under (the store options `history`, `history_days`,
+    /// `history_max`, `history_session`). Default: on, 30 days, every version. A read-only
+    /// store reads the history and records nothing.
+    pub history: HistoryOptions,
 }
 
 impl Default for SqliteOptions {
@@ -70,6 +76,7 @@ impl Default for SqliteOptions {
             inline_reads: true,
             read_only: false,
             index: IndexMode::Batched,
+            history: HistoryOptions::default(),
         }
     }
 }
@@ -108,6 +115,19 @@ impl SqliteOptions {
     /// Sets [`index`](Self::index).
     pub fn index(mut self, mode: IndexMode) -> Self {
         self.index = mode;
+        self
+    }
+
+    /// Sets [`history`](Self::history) ([`HistoryOptions::off`] keeps none).
+    ///
+    /// ```
+    /// use memory_core::history::HistoryOptions;
+    /// use memory_sqlite::SqliteOptions;
+    /// let options = SqliteOptions::default().history(HistoryOptions::default().with_max_per_file(3));
+    /// assert_eq!(options.history.max_per_file, Some(3));
+    /// ```
+    pub fn history(mut self, history: HistoryOptions) -> Self {
+        self.history = history;
         self
     }
 }

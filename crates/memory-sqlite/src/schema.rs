@@ -96,6 +96,34 @@ const MIGRATIONS: &[&str] = &[
          WHEN OLD.contents IS NOT NEW.contents
          BEGIN INSERT INTO search_stale (id) SELECT NEW.rowid
              WHERE NOT EXISTS (SELECT 1 FROM search_stale WHERE id = NEW.rowid); END;",
+    // 6: each file's earlier versions (issue 30). `history` holds one row per revision, filed
+    // under the path the file has now (`path`, moved by renames) and numbered from 1 per path;
+    // `made_at` is the path the change was made at when a rename moved the row since. The
+    // newest revision of a live file keeps no `content`: the files row is it, and
+    // `files.revision` names it. A change that replaces or removes the row first copies its
+    // content into that revision, in the change's transaction. A file whose row no revision
+    // describes (written before this schema, with history off, or by another program) has
+    // `revision` NULL; its content is kept as a revision of its own when it is next changed.
+    // The trigger forgets the revision of a row another program rewrites (the library's own
+    // writes always set a new one, or NULL).
+    "ALTER TABLE files ADD COLUMN revision INTEGER;
+     CREATE TABLE history (
+         path     TEXT    NOT NULL COLLATE BINARY,
+         number   INTEGER NOT NULL,
+         change   TEXT    NOT NULL,
+         made_at  TEXT,
+         old_path TEXT,
+         time_us  INTEGER NOT NULL,
+         size     INTEGER NOT NULL,
+         sha256   TEXT,
+         session  TEXT,
+         redacted INTEGER NOT NULL DEFAULT 0,
+         content  BLOB,
+         UNIQUE (path, number)
+     );
+     CREATE TRIGGER files_revision_forget AFTER UPDATE OF contents ON files
+         WHEN NEW.revision IS OLD.revision AND NEW.revision IS NOT NULL
+         BEGIN UPDATE files SET revision = NULL WHERE rowid = NEW.rowid; END;",
 ];
 
 /// The schema version this build writes.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use memory_core::history::{Change, Redaction, Revision};
 use memory_core::search::{SearchHit, SearchQuery};
 use memory_core::{
     Capabilities, Entry, Error, FileMeta, Listing, MemoryPath, Result, Storage, StoredFile,
@@ -17,17 +18,18 @@ use crate::error::{JobError, SqliteError};
 use crate::options::{IndexMode, SqliteOptions, synchronous_pragma};
 use crate::pool::{Ctx, Pool};
 use crate::schema;
-use crate::search::{has_stale, index_stale, index_words, search_rows};
+use crate::search::{has_stale, index_stale, search_rows};
 use crate::writer::{Job, Pending, ReadJob, WriteJob, Writer};
 
+mod change;
 mod clear;
+mod history;
+mod revisions;
 mod rows;
 
+use change::Changing;
 pub(crate) use rows::{below, blob, memory_path};
-use rows::{
-    check_create, count_files, file_ancestor, file_row, insert, is_dir, next_version, now_ms,
-    to_time,
-};
+use rows::{check_create, count_files, file_row, insert, is_dir, to_time};
 
 /// A memory store in one SQLite database file.
 ///
@@ -58,6 +60,8 @@ struct Inner {
     pool: Option<Pool>,
     /// The writer thread.
     writer: Writer,
+    /// What every change needs besides its arguments (the history options, the index mode).
+    changing: Arc<Changing>,
 }
 
 impl fmt::Debug for SqliteStorage {
@@ -233,6 +237,10 @@ impl SqliteStorage {
         pool: Option<Pool>,
         writer: Writer,
     ) -> Self {
+        let changing = Arc::new(Changing {
+            history: options.history.clone(),
+            index: options.index == IndexMode::Write,
+        });
         SqliteStorage {
             inner: Arc::new(Inner {
                 ctx,
@@ -240,6 +248,7 @@ impl SqliteStorage {
                 options,
                 pool,
                 writer,
+                changing,
             }),
         }
     }
@@ -374,108 +383,16 @@ impl Storage for SqliteStorage {
         mode: WriteMode,
     ) -> Result<Version> {
         self.refuse_if_read_only(path)?;
-        let path = path.clone();
-        let index = self.inner.options.index == IndexMode::Write;
-        self.write_job(move |tx, ctx| {
-            if let Some(parent) = file_ancestor(tx, ctx, &path)? {
-                return Err(Error::ParentIsFile { path, parent }.into());
-            }
-            if is_dir(tx, ctx, &path)? {
-                return Err(match mode {
-                    WriteMode::Update(_) => Error::NotFound { path },
-                    _ => Error::AlreadyExists { path },
-                }
-                .into());
-            }
-            let version = next_version(tx, ctx)?;
-            let now = now_ms();
-            let size = i64::try_from(contents.len()).unwrap_or(i64::MAX);
-            let changed = match &mode {
-                // Create-if-absent in one statement.
-                WriteMode::Create => tx
-                    .prepare_cached(
-                        "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-                         ON CONFLICT (path) DO NOTHING RETURNING rowid",
-                    )
-                    .and_then(|mut s| {
-                        s.query_row(params![path.as_str(), contents, size, version, now], |r| {
-                            r.get(0)
-                        })
-                        .optional()
-                    }),
-                WriteMode::Overwrite => tx
-                    .prepare_cached(
-                        "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-                         ON CONFLICT (path) DO UPDATE SET contents = excluded.contents,
-                             size = excluded.size, version = excluded.version,
-                             modified_ms = excluded.modified_ms
-                         RETURNING rowid",
-                    )
-                    .and_then(|mut s| {
-                        s.query_row(params![path.as_str(), contents, size, version, now], |r| {
-                            r.get(0)
-                        })
-                        .optional()
-                    }),
-                // Compare-and-swap on the version, in one statement. A token this backend never
-                // issued matches no row.
-                WriteMode::Update(expected) => match expected.as_str().parse::<i64>() {
-                    Ok(expected) => tx
-                        .prepare_cached(
-                            "UPDATE files SET contents = ?2, size = ?3, version = ?4, modified_ms = ?5
-                             WHERE path = ?1 AND version = ?6 RETURNING rowid",
-                        )
-                        .and_then(|mut s| {
-                            s.query_row(
-                                params![path.as_str(), contents, size, version, now, expected],
-                                |r| r.get(0),
-                            )
-                            .optional()
-                        }),
-                    Err(_) => Ok(None),
-                },
-            }
-            .map_err(|e| ctx.err(e))?;
-            let Some(rowid): Option<i64> = changed else {
-                let exists = file_row(tx, ctx, &path)?.is_some();
-                return Err(match (mode, exists) {
-                    (WriteMode::Update(_), false) => Error::NotFound { path },
-                    (WriteMode::Update(_), true) => Error::Conflict { path },
-                    _ => Error::AlreadyExists { path },
-                }
-                .into());
-            };
-            if index {
-                index_words(tx, ctx, rowid, &contents)?;
-            }
-            Ok(Version::new(version.to_string()))
-        })
-        .await
+        let (path, how) = (path.clone(), Arc::clone(&self.inner.changing));
+        self.write_job(move |tx, ctx| change::write(tx, ctx, &how, path, &contents, mode, false))
+            .await
     }
 
     async fn delete(&self, path: &MemoryPath) -> Result<()> {
         self.refuse_if_read_only(path)?;
-        let path = path.clone();
-        self.write_job(move |tx, ctx| {
-            let removed = tx
-                .prepare_cached("DELETE FROM files WHERE path = ?1")
-                .and_then(|mut s| s.execute([path.as_str()]))
-                .map_err(|e| ctx.err(e))?;
-            if removed == 0 {
-                let (lo, hi) = below(&path);
-                let removed = tx
-                    .prepare_cached("DELETE FROM files WHERE path > ?1 AND path < ?2")
-                    .and_then(|mut s| s.execute(params![lo, hi]))
-                    .map_err(|e| ctx.err(e))?;
-                if removed == 0 && !path.is_root() {
-                    return Err(Error::NotFound { path }.into());
-                }
-            }
-            Ok(())
-        })
-        .await
+        let (path, how) = (path.clone(), Arc::clone(&self.inner.changing));
+        self.write_job(move |tx, ctx| change::delete(tx, ctx, &how, path))
+            .await
     }
 
     async fn list(&self, dir: &MemoryPath) -> Result<Vec<FileMeta>> {
@@ -543,59 +460,9 @@ impl Storage for SqliteStorage {
     async fn rename(&self, from: &MemoryPath, to: &MemoryPath) -> Result<()> {
         self.refuse_if_read_only(from)?;
         let (from, to) = (from.clone(), to.clone());
-        self.write_job(move |tx, ctx| {
-            let sources: Vec<String> = if file_row(tx, ctx, &from)?.is_some() {
-                vec![from.as_str().to_owned()]
-            } else {
-                let (lo, hi) = below(&from);
-                tx.prepare_cached(
-                    "SELECT path FROM files WHERE path > ?1 AND path < ?2 ORDER BY path",
-                )
-                .and_then(|mut stmt| {
-                    stmt.query_map(params![lo, hi], |r| r.get::<_, String>(0))?
-                        .collect::<rusqlite::Result<Vec<_>>>()
-                })
-                .map_err(|e| ctx.err(e))?
-            };
-            if sources.is_empty() {
-                return Err(Error::NotFound { path: from }.into());
-            }
-            if to.starts_with(&from) {
-                return Err(Error::RenameIntoItself { from, to }.into());
-            }
-            if file_row(tx, ctx, &to)?.is_some() || is_dir(tx, ctx, &to)? {
-                return Err(Error::AlreadyExists { path: to }.into());
-            }
-            if let Some(parent) = file_ancestor(tx, ctx, &to)? {
-                return Err(Error::ParentIsFile { path: to, parent }.into());
-            }
-            // Moved files get a new version: a compare-and-swap prepared before the move must
-            // not succeed on a file that has since been moved away and back.
-            let version = next_version(tx, ctx)?;
-            let mut update = tx
-                .prepare_cached("UPDATE files SET path = ?2, version = ?3 WHERE path = ?1")
-                .map_err(|e| ctx.err(e))?;
-            for source in &sources {
-                let target = match memory_path(source) {
-                    Some(source_path) => source_path
-                        .rebase(&from, &to)
-                        .ok_or_else(|| SqliteError::RenameTooLong {
-                            source_path: source.clone(),
-                            to: to.to_string(),
-                        })?
-                        .as_str()
-                        .to_owned(),
-                    // A foreign row moves with its directory, its name kept as it is, as a
-                    // folder store's rename takes every entry along.
-                    None => format!("{to}{}", &source[from.as_str().len()..]),
-                };
-                update
-                    .execute(params![source.as_str(), target.as_str(), version])
-                    .map_err(|e| ctx.err(e))?;
-            }
-            Ok(())
-        })
-        .await
+        let how = Arc::clone(&self.inner.changing);
+        self.write_job(move |tx, ctx| change::rename(tx, ctx, &how, from, to))
+            .await
     }
 
     /// One row read: the count the schema's triggers keep (no scan of the store).
@@ -612,8 +479,7 @@ impl Storage for SqliteStorage {
         max_files: usize,
     ) -> Result<Version> {
         self.refuse_if_read_only(path)?;
-        let path = path.clone();
-        let index = self.inner.options.index == IndexMode::Write;
+        let (path, how) = (path.clone(), Arc::clone(&self.inner.changing));
         self.write_job(move |tx, ctx| {
             if path.is_root() {
                 return Err(Error::AlreadyExists { path }.into());
@@ -622,7 +488,16 @@ impl Storage for SqliteStorage {
             if count_files(tx, ctx)? >= max_files {
                 return Err(Error::StoreFull { max_files }.into());
             }
-            let version = insert(tx, ctx, &path, &contents, index)?;
+            let number = match how.history.enabled {
+                true => Some(history::last_number(tx, ctx, path.as_str())? + 1),
+                false => None,
+            };
+            let version = insert(tx, ctx, &path, &contents, how.index, number)?;
+            if let Some(number) = number {
+                let record =
+                    history::Record::of(path.as_str(), number, Change::Created, Some(&contents));
+                history::record(tx, ctx, &how.history, record, history::Aging::LookUp)?;
+            }
             Ok(Version::new(version.to_string()))
         })
         .await
@@ -668,5 +543,32 @@ impl Storage for SqliteStorage {
             Ok(true)
         })
         .await
+    }
+
+    /// The path's rows of the `history` table (an index range), newest first; a folder's,
+    /// every file's below it.
+    async fn history(&self, path: &MemoryPath) -> Result<Vec<Revision>> {
+        self.revisions_of(path).await
+    }
+
+    async fn read_revision(&self, path: &MemoryPath, number: u64) -> Result<Vec<u8>> {
+        self.revision_content(path, number).await
+    }
+
+    async fn write_restored(
+        &self,
+        path: &MemoryPath,
+        number: u64,
+        contents: Vec<u8>,
+    ) -> Result<Version> {
+        self.restore_as(path, number, contents).await
+    }
+
+    /// Also scrubs the database (`secure_delete`, `VACUUM`, the search index rebuilt, the
+    /// write-ahead log truncated): as long as a `VACUUM`. A retryable error when another
+    /// program kept the log from being emptied: the redaction is done, call it again to
+    /// scrub.
+    async fn redact_revisions(&self, path: &MemoryPath, which: Redaction) -> Result<u64> {
+        self.redact_past(path, which).await
     }
 }

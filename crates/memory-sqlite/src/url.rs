@@ -2,18 +2,24 @@
 
 use std::path::PathBuf;
 
+use memory_core::history::HistoryOptions;
 use memory_core::options::{OptionsError, StoreOptions};
 
 use crate::options::{IndexMode, SqliteOptions};
 use crate::storage::SqliteStorage;
 
-/// The options a `sqlite:` store URL accepts (see the crate README's table).
+/// The options a `sqlite:` store URL accepts (see the crate README's table): this backend's,
+/// then [`HistoryOptions::KEYS`].
 pub const URL_OPTIONS: &[&str] = &[
     "sync",
     "busy_timeout",
     "max_connections",
     "inline_reads",
     "index",
+    "history",
+    "history_days",
+    "history_max",
+    "history_session",
 ];
 
 /// Why [`SqliteStorage::from_url`] could not open a store.
@@ -38,7 +44,9 @@ pub enum SqliteOpenError {
 
 impl SqliteOptions {
     /// Takes this backend's options out of `options` (`sync`, `busy_timeout`,
-    /// `max_connections`, `inline_reads`, `index`) over the defaults, and refuses any other.
+    /// `max_connections`, `inline_reads`, `index`, and the history's: `history`,
+    /// `history_days`, `history_max`, `history_session`, see [`HistoryOptions::take_from`])
+    /// over the defaults, and refuses any other.
     ///
     /// # Errors
     /// [`OptionsError::InvalidValue`] for a value that cannot be used,
@@ -51,6 +59,8 @@ impl SqliteOptions {
     /// assert_eq!(o.sync, SyncMode::None);
     /// let o = SqliteOptions::from_options(StoreOptions::from_pairs([("index", "search")])).unwrap();
     /// assert_eq!(o.index, IndexMode::Search);
+    /// let o = SqliteOptions::from_options(StoreOptions::from_pairs([("history_max", "3")])).unwrap();
+    /// assert_eq!(o.history.max_per_file, Some(3));
     /// assert!(SqliteOptions::from_options(StoreOptions::from_pairs([("fsync", "no")])).is_err());
     /// ```
     pub fn from_options(mut options: StoreOptions) -> Result<Self, OptionsError> {
@@ -79,6 +89,7 @@ impl SqliteOptions {
         if let Some(index) = options.take_parsed("index", IndexMode::EXPECTED)? {
             out.index = index;
         }
+        out.history = HistoryOptions::take_from(&mut options)?;
         options.finish(URL_OPTIONS)?;
         Ok(out)
     }
@@ -139,7 +150,7 @@ impl SqliteStorage {
     /// assert!(matches!(err, SqliteOpenError::Options(_)));
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, busy_timeout, max_connections, inline_reads, index"
+    ///     "unknown store option `bogus`: remove it, or use one of the options this store accepts: sync, busy_timeout, max_connections, inline_reads, index, history, history_days, history_max, history_session"
     /// );
     /// ```
     ///
@@ -181,5 +192,17 @@ impl SqliteStorage {
         let path = sqlite_url_path(&base)?;
         let options = SqliteOptions::from_options(merged)?.read_only(read_only);
         Ok(SqliteStorage::open_with(path, options)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_accepts_every_history_option() {
+        for key in HistoryOptions::KEYS {
+            assert!(URL_OPTIONS.contains(&key), "{key}");
+        }
     }
 }

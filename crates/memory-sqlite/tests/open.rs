@@ -361,7 +361,11 @@ fn from_url_reads_the_path_forms_and_the_options() {
                     "busy_timeout",
                     "max_connections",
                     "inline_reads",
-                    "index"
+                    "index",
+                    "history",
+                    "history_days",
+                    "history_max",
+                    "history_session"
                 ]
             );
         }

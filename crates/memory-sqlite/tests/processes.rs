@@ -9,6 +9,9 @@
 //!   kill the database opens, passes `PRAGMA integrity_check`, every file is whole and holds the
 //!   last content the worker saw committed or the one it was writing, and the directory is
 //!   entirely at one place or the other.
+//! - `history_survives_kill`: the conformance suite's kill -9 check of each file's history (a
+//!   worker edits, replaces, renames and deletes until it is killed; after each kill every
+//!   replaced content has its version and no version records a change that did not happen).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -26,6 +29,7 @@ const APPENDS: usize = 40;
 const CRASH_FILES: usize = 4;
 const DIR_FILES: usize = 3;
 const KILLS: usize = 8;
+const HISTORY_KILLS: usize = 6;
 const RACE_LIMIT: usize = 30;
 const RACE_ROUNDS: usize = 4;
 
@@ -307,7 +311,7 @@ fn main() {
     }
     let dir = tempfile::tempdir().unwrap();
     let place = |name: &str| dir.path().join(name).display().to_string();
-    let (shared, race) = (place("shared.db"), place("race.db"));
+    let (shared, race, churned) = (place("shared.db"), place("race.db"), place("history.db"));
     processes::run_tests(vec![
         (
             "processes_lose_no_edit",
@@ -328,6 +332,10 @@ fn main() {
         (
             "kill_9_during_writes",
             Box::new(|| kill_9_during_writes(dir.path())),
+        ),
+        (
+            "history_survives_kill",
+            Box::new(|| processes::history_survives_kill(&Sqlite, &churned, HISTORY_KILLS)),
         ),
     ]);
 }

@@ -9,6 +9,11 @@ use memory_sqlite::{
 };
 use rusqlite::{Connection, params};
 
+/// Takes a database of this release back to schema 5 (before history), so that an older
+/// schema can be made from it.
+const UNDO_SCHEMA_6: &str = "DROP TRIGGER files_revision_forget; DROP TABLE history;
+     ALTER TABLE files DROP COLUMN revision;";
+
 fn p(s: &str) -> MemoryPath {
     MemoryPath::parse(s).unwrap()
 }
@@ -189,6 +194,7 @@ async fn a_store_from_before_search_is_indexed_by_its_first_search() {
     {
         // Take the file back to schema 3, as a release without search left it.
         let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(UNDO_SCHEMA_6).unwrap();
         conn.execute_batch(
             "DROP TRIGGER search_mark_insert; DROP TRIGGER search_mark_update;
              DROP TRIGGER search_forget; DROP TABLE search; DROP TABLE search_stale;",
@@ -552,6 +558,7 @@ async fn a_schema_4_store_is_migrated_to_marks_that_never_fail() {
     {
         // Schema 4's marks, and a row another program changed since.
         let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(UNDO_SCHEMA_6).unwrap();
         conn.execute_batch(
             "DROP TRIGGER search_mark_insert; DROP TRIGGER search_mark_update;
              CREATE TRIGGER search_mark_insert AFTER INSERT ON files

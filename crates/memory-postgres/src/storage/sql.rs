@@ -47,7 +47,11 @@ impl Sql {
             has_below: format!(
                 "SELECT EXISTS (SELECT 1 FROM {s}.files WHERE root = $1 AND path > $2 AND path < $3)"
             ),
-            lock_root: format!("SELECT 1 FROM {s}.roots WHERE root = $1 FOR UPDATE"),
+            // `NO KEY UPDATE`: the root's writers still run one at a time, and the foreign key
+            // check of a history row (`FOR KEY SHARE` on the root's row), which an edit makes
+            // while holding its file's row lock, never waits for them (a rename holding this
+            // lock and waiting for that file's row would otherwise deadlock with it).
+            lock_root: format!("SELECT 1 FROM {s}.roots WHERE root = $1 FOR NO KEY UPDATE"),
             insert_root: format!(
                 "INSERT INTO {s}.roots (root) VALUES ($1) ON CONFLICT (root) DO NOTHING"
             ),
@@ -83,9 +87,10 @@ impl Sql {
                  WHERE root = $1 AND path > $2 AND path < $3 ORDER BY path"
             ),
             count: format!("SELECT count(*) FROM {s}.files WHERE root = $1"),
+            // Locks the rows it returns: they cannot change before the rename moves them.
             sources: format!(
                 "SELECT path FROM {s}.files WHERE root = $1 AND (path = $2 OR (path > $3 AND path < $4))
-                 ORDER BY path"
+                 ORDER BY path FOR UPDATE"
             ),
             move_files: format!(
                 "UPDATE {s}.files AS f SET path = m.target, version = {next}

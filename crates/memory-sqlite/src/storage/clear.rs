@@ -5,7 +5,7 @@ use memory_core::{MemoryPath, Result};
 use rusqlite::Connection;
 
 use super::SqliteStorage;
-use crate::error::SqliteError;
+use crate::error::{JobError, SqliteError};
 use crate::pool::Ctx;
 use crate::writer::{Job, ReadJob};
 
@@ -34,11 +34,21 @@ impl SqliteStorage {
             return Err(memory_core::read_only_refusal(&root, &root));
         }
         let in_file = self.inner.file.is_some();
-        // On the writer's own connection, between its transactions: no other write of this
-        // store is in flight, and VACUUM cannot run inside a transaction.
+        self.between_writes(move |conn, ctx| scrub(conn, ctx, in_file, |_, _| Ok(())))
+            .await
+    }
+
+    /// Runs `job` on the writer's own connection, between its transactions: no other write
+    /// of this store is in flight, and `job` may run statements that cannot run inside a
+    /// transaction (`VACUUM`).
+    pub(super) async fn between_writes<T, F>(&self, job: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection, &Ctx) -> std::result::Result<T, JobError> + Send + 'static,
+    {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job: ReadJob = Box::new(move |conn, ctx| {
-            let _ = reply.send(clear_search(conn, ctx, in_file));
+            let _ = reply.send(job(conn, ctx));
         });
         if self.inner.writer.send(Job::Read(job)).is_err() {
             return Err(self.writer_gone());
@@ -50,23 +60,38 @@ impl SqliteStorage {
     }
 }
 
-/// [`SqliteStorage::clear_search_index`] on `conn`; `in_file`: the database is a file (with
-/// a write-ahead log to empty).
-fn clear_search(conn: &mut Connection, ctx: &Ctx, in_file: bool) -> Result<(), SqliteError> {
+/// [`SqliteStorage::clear_search_index`] on `conn`, after `first` (run in the transaction
+/// that empties the index; its error undoes both and scrubs nothing); `in_file`: the
+/// database is a file (with a write-ahead log to empty).
+pub(super) fn scrub<T>(
+    conn: &mut Connection,
+    ctx: &Ctx,
+    in_file: bool,
+    first: impl FnOnce(&Connection, &Ctx) -> Result<T, JobError>,
+) -> Result<T, JobError> {
     let was: i64 = conn
         .pragma_query_value(None, "secure_delete", |r| r.get(0))
         .map_err(|e| ctx.err(e))?;
     conn.pragma_update(None, "secure_delete", 1)
         .map_err(|e| ctx.err(e))?;
-    let cleared = clear_and_vacuum(conn, ctx, in_file);
+    let cleared = clear_and_vacuum(conn, ctx, in_file, first);
     // The writer's later writes need no secure delete: back to what it was.
     let restored = conn
         .pragma_update(None, "secure_delete", was)
         .map_err(|e| ctx.err(e));
-    cleared.and(restored)
+    match (cleared, restored) {
+        (Ok(value), Ok(())) => Ok(value),
+        (Err(e), _) => Err(e),
+        (Ok(_), Err(e)) => Err(e.into()),
+    }
 }
 
-fn clear_and_vacuum(conn: &mut Connection, ctx: &Ctx, in_file: bool) -> Result<(), SqliteError> {
+fn clear_and_vacuum<T>(
+    conn: &mut Connection,
+    ctx: &Ctx,
+    in_file: bool,
+    first: impl FnOnce(&Connection, &Ctx) -> Result<T, JobError>,
+) -> Result<T, JobError> {
     // Every file marked again for indexing, in the transaction that empties the index, so the
     // index is never wrong; again after VACUUM, which may renumber the files' rowids.
     const MARK_ALL: &str = "DELETE FROM search_stale;
@@ -74,6 +99,7 @@ fn clear_and_vacuum(conn: &mut Connection, ctx: &Ctx, in_file: bool) -> Result<(
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(|e| ctx.err(e))?;
+    let value = first(&tx, ctx)?;
     tx.execute_batch("INSERT INTO search (search) VALUES ('delete-all');")
         .and_then(|()| tx.execute_batch(MARK_ALL))
         .map_err(|e| ctx.err(e))?;
@@ -85,7 +111,7 @@ fn clear_and_vacuum(conn: &mut Connection, ctx: &Ctx, in_file: bool) -> Result<(
     tx.execute_batch(MARK_ALL).map_err(|e| ctx.err(e))?;
     tx.commit().map_err(|e| ctx.err(e))?;
     if !in_file {
-        return Ok(());
+        return Ok(value);
     }
     let busy: i64 = conn
         .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
@@ -93,7 +119,8 @@ fn clear_and_vacuum(conn: &mut Connection, ctx: &Ctx, in_file: bool) -> Result<(
     if busy != 0 {
         return Err(SqliteError::CheckpointBusy {
             path: ctx.path.clone(),
-        });
+        }
+        .into());
     }
-    Ok(())
+    Ok(value)
 }

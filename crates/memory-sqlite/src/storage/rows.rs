@@ -128,25 +128,27 @@ pub(super) fn count_files(conn: &Connection, ctx: &Ctx) -> Result<usize, SqliteE
         .map_err(|e| ctx.err(e))
 }
 
-/// Inserts a new file (the path known to be free) and returns its version; with `index`, puts
-/// its words in the search table too (see [`index_words`]).
+/// Inserts a new file (the path known to be free) as history's revision `revision` (`None`:
+/// no revision describes it) and returns its version; with `index`, puts its words in the
+/// search table too (see [`index_words`]).
 pub(super) fn insert(
     conn: &Connection,
     ctx: &Ctx,
     path: &MemoryPath,
     contents: &[u8],
     index: bool,
+    revision: Option<i64>,
 ) -> Result<i64, SqliteError> {
     let version = next_version(conn, ctx)?;
     let size = i64::try_from(contents.len()).unwrap_or(i64::MAX);
     let rowid: i64 = conn
         .prepare_cached(
-            "INSERT INTO files (path, contents, size, version, created_ms, modified_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5) RETURNING rowid",
+            "INSERT INTO files (path, contents, size, version, created_ms, modified_ms, revision)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6) RETURNING rowid",
         )
         .and_then(|mut s| {
             s.query_row(
-                params![path.as_str(), contents, size, version, now_ms()],
+                params![path.as_str(), contents, size, version, now_ms(), revision],
                 |r| r.get(0),
             )
         })

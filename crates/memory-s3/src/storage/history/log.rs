@@ -36,29 +36,45 @@ impl ObjectStoreStorage {
         listed: &Listed,
         current: Option<(ObjectMeta, Attributes)>,
     ) -> Result<FileHistory> {
-        let records: Vec<Option<Revision>> = stream::iter(listed.iter().cloned())
+        let records: Vec<Option<(Revision, SystemTime)>> = stream::iter(listed.iter().cloned())
             .map(|(number, meta)| async move {
                 let found = self.head_record(&meta.location).await?;
                 Ok::<_, Error>(found.map(|(meta, attributes)| {
-                    record::revision(
+                    let kept = SystemTime::from(meta.last_modified);
+                    let revision = record::revision(
                         &attributes,
                         path,
                         number,
                         meta.size,
-                        SystemTime::from(meta.last_modified),
+                        kept,
                         None,
                         number == 1,
-                    )
+                    );
+                    (revision, kept)
                 }))
             })
             .buffered(CONCURRENCY)
             .try_collect()
             .await?;
-        let mut by_number: BTreeMap<u64, Revision> = records
-            .into_iter()
-            .flatten()
-            .map(|r| (r.number, r))
-            .collect();
+        let records: Vec<(Revision, SystemTime)> = records.into_iter().flatten().collect();
+        let last_kept = records.last().map(|(_, kept)| *kept);
+        let mut by_number: BTreeMap<u64, Revision> =
+            records.into_iter().map(|(r, _)| (r.number, r)).collect();
+        if current.is_none()
+            && let Some(newest) = by_number.values().next_back()
+            && newest.change != memory_core::history::Change::Deleted
+        {
+            // No file, and the newest revision holds content: a delete (or a rename away)
+            // stopped after removing the file, before its marker (see "History" in the
+            // README). The deletion did happen: it is shown, made when the content was kept.
+            let mut deleted = newest.clone();
+            deleted.number += 1;
+            deleted.change = memory_core::history::Change::Deleted;
+            deleted.time = last_kept.unwrap_or(newest.time).max(newest.time);
+            (deleted.size, deleted.sha256, deleted.old_path) = (0, None, None);
+            (deleted.session, deleted.redacted, deleted.path) = (None, false, path.clone());
+            by_number.insert(deleted.number, deleted);
+        }
         if let Some((meta, attributes)) = current {
             let newest = by_number.keys().next_back().copied();
             let number = record::number(&attributes).unwrap_or(newest.map_or(1, |n| n + 1));
@@ -175,7 +191,13 @@ impl ObjectStoreStorage {
         let key = self.key(path)?;
         let current = match self.get_current(&key, None).await {
             Ok(Some(current)) => current,
-            Ok(None) => return Err(no_revision()),
+            // No file: the deletion shown for a delete that stopped before its marker?
+            Ok(None) => {
+                return match self.file_history(path).await?.readable(path, number) {
+                    Ok(_) => Err(no_revision()),
+                    Err(e) => Err(e),
+                };
+            }
             Err(e) => return Err(self.request_error("GET", &key, e)),
         };
         let listed = match record::number(&current.attributes) {
