@@ -677,3 +677,58 @@ fn a_postgres_store_keeps_the_same_history() {
         scenario(&Store::postgres(dir.path(), prefix));
     }
 }
+
+/// `rekey --encrypt-plaintext` redacts the plaintext versions of the files it encrypts; a
+/// rotation keeps the encrypted ones, readable with the old key.
+#[cfg(feature = "encrypted")]
+#[test]
+fn rekey_leaves_no_plaintext_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = Store::folder(dir.path());
+    plain.put(NOTES, "plain one\n", &[]);
+    plain.put(NOTES, "plain two\n", &[]);
+    let sealed = Store {
+        url: plain.url.clone(),
+        ..Store::encrypted(dir.path())
+    };
+    let key = sealed.key.clone().unwrap();
+    sealed.ok(
+        &[
+            "rekey",
+            "--encrypt-plaintext",
+            "--quiet",
+            "--session-id",
+            "sesn_rekey",
+        ],
+        b"",
+    );
+    let versions = sealed.log(NOTES, &[]);
+    assert_eq!(numbers(&versions), [3, 2, 1]);
+    assert_eq!(versions[0]["session"], "sesn_rekey");
+    assert!(versions[0].get("redacted").is_none());
+    assert_eq!(versions[1]["redacted"], true);
+    assert_eq!(versions[2]["redacted"], true);
+    for file in walk(Path::new(&plain.url)) {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("plain"),
+            "{} holds plaintext",
+            file.display()
+        );
+    }
+
+    // A rotation: the version under the old key stays, read with --old-key-file.
+    let new_key = dir.path().join("new.hex");
+    expect_status(&run(&["keygen", new_key.to_str().unwrap()], b""), 0);
+    let rotated = Store {
+        key: Some(new_key.clone()),
+        ..Store::folder(dir.path())
+    };
+    let old = key.to_str().unwrap();
+    rotated.ok(&["rekey", "--quiet", "--old-key-file", old], b"");
+    let out = rotated.ok(
+        &["cat", NOTES, "--version", "3", "--old-key-file", old],
+        b"",
+    );
+    assert_eq!(out.stdout, b"plain two\n");
+}

@@ -19,6 +19,8 @@ mod log;
 mod ls;
 mod modified;
 mod mv;
+#[cfg(feature = "encrypted")]
+mod plaintext_history;
 mod progress;
 mod put;
 mod redact;

@@ -25,7 +25,10 @@ run it again. It then deletes the store's search index (a folder's side index, a
 cache file, a SQLite store's word index, scrubbed from the file): an encrypted store keeps
 none, and one built while the store was plaintext holds its words. Edits made while it runs are kept (each file is replaced by compare-and-swap).
 A file it cannot re-encrypt (plaintext, unknown key, damaged) is named and left as it is; the
-exit status is then 1.", "\n\n", exit_status_help!()))]
+exit status is then 1. Each file rewritten is a new version in the store's history; earlier
+versions stay under the key that wrote them (readable with --old-key-file; `memory redact`
+removes them). With --encrypt-plaintext, the plaintext versions the history kept of the
+files it encrypts are redacted, so that no copy of their words is left.", "\n\n", exit_status_help!()))]
 pub(crate) struct RekeyArgs {
     /// The store, and the keys: --encryption-key-file is the key every file ends up under;
     /// --old-key-file an older key files may still be encrypted under (repeat for several).
@@ -72,6 +75,21 @@ pub(crate) async fn run(args: RekeyArgs) -> Outcome {
     if let Some(bar) = progress.as_mut() {
         bar.finish();
     }
+    // The plaintext versions its history kept of the files it has just encrypted.
+    let plaintext_versions = if args.encrypt_plaintext {
+        super::plaintext_history::redact_plaintext_versions(store.inner().as_ref())
+            .await
+            .map_err(|e| {
+                let mut failure = Failure::storage("redact the plaintext versions", e);
+                failure.message.push_str(
+                    " (the files are encrypted; run rekey --encrypt-plaintext again to redact \
+                     their plaintext versions)",
+                );
+                failure
+            })?
+    } else {
+        0
+    };
     // The store is encrypted now, and an encrypted store keeps no search index: delete the
     // one it had as plaintext (a folder's side index, an S3 store's cache file, SQLite's FTS5
     // table), which still holds the words of its files. Closed first, so that a SQLite file
@@ -80,6 +98,13 @@ pub(crate) async fn run(args: RekeyArgs) -> Outcome {
     discard_index(args.store.url()).await?;
     for (path, err) in &report.failed {
         eprintln!("memory: cannot rekey {path}: {}", reason(err));
+    }
+    if !args.quiet && plaintext_versions > 0 {
+        eprintln!(
+            "memory: redacted {plaintext_versions} plaintext version{} kept in the history of the \
+             files encrypted",
+            super::archive::plural(plaintext_versions)
+        );
     }
     if !args.quiet {
         eprintln!(
