@@ -507,6 +507,11 @@ pub trait Storage: fmt::Debug + fmt::Display + Send + Sync {
     ///   [`Error::RevisionIsCurrent`];
     /// - a number the path does not have → [`Error::NoRevision`];
     /// - a deletion or an already redacted revision counts 0;
+    /// - [`Redaction::AllPast`](crate::history::Redaction::AllPast) on a path that is not a
+    ///   file (a folder, the root, a folder whose files are all deleted) → every past revision
+    ///   of every file with history below it, in one call (so a store scrubs once: how
+    ///   `memory rekey` makes a plaintext store's history go when it encrypts it); a store
+    ///   without a bulk way uses [`history::redact_below`](crate::history::redact_below);
     /// - `history=off` → [`Error::HistoryOff`];
     /// - a read-only wrapper refuses it as it refuses a write.
     ///

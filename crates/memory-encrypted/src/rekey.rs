@@ -77,6 +77,10 @@ pub struct RekeyReport {
     /// Files that could not be rekeyed, with why. Running rekey again retries just these
     /// (and anything written under an old key since).
     pub failed: Vec<(MemoryPath, Error)>,
+    /// Past versions whose content was redacted because they held plaintext: when plaintext
+    /// files were encrypted over an inner store that keeps history, every past version of the
+    /// store is redacted (their records stay), so no plaintext is left in its history.
+    pub redacted_versions: u64,
 }
 
 impl RekeyReport {
@@ -112,7 +116,11 @@ impl<S: Storage> Encrypted<S> {
     /// listing the store (or writing the key check record) fails the whole call.
     ///
     /// Rekey does not run the key check, so it also adopts a plaintext store (with
-    /// [`RekeyOptions::encrypt_plaintext`]). The key check record is moved to the active key
+    /// [`RekeyOptions::encrypt_plaintext`]); over an inner store that keeps history, adopting
+    /// one redacts every past version of the store ([`RekeyReport::redacted_versions`]), which
+    /// held plaintext. Re-encrypting under a new key keeps the history: past versions stay
+    /// under the key they were written with (redact them, e.g. `memory redact /memories --all`,
+    /// to retire a key that leaked). The key check record is moved to the active key
     /// when every file is under it; a store without a record gets one once it holds
     /// envelopes.
     pub async fn rekey_with<F>(
@@ -153,6 +161,17 @@ impl<S: Storage> Encrypted<S> {
                 path: &meta.path,
                 outcome,
             });
+        }
+        // Encrypting plaintext files leaves their plaintext in the inner store's history: redact
+        // every past version, once, so that none is left.
+        if report.encrypted_plaintext > 0 && self.inner_keeps_history().await? {
+            report.redacted_versions = self
+                .inner()
+                .redact_revisions(
+                    &MemoryPath::root(),
+                    memory_core::history::Redaction::AllPast,
+                )
+                .await?;
         }
         // The key check record follows the files: under the active key once every file is
         // (so the old key can be retired), or, for a store that had none, as soon as it holds

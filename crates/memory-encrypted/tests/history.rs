@@ -142,3 +142,42 @@ async fn a_renamed_file_reads_back_and_its_next_write_seals_it_for_its_path() {
     assert!(all.iter().all(|r| r.path.as_str() != KEY_CHECK_PATH));
     assert!(inner.history(&p(KEY_CHECK_PATH)).await.unwrap().len() == 1);
 }
+
+#[tokio::test]
+async fn adopting_a_plaintext_store_redacts_its_plaintext_history() {
+    let inner = Arc::new(InMemoryStorage::with_history(HistoryOptions::default()));
+    let (a, gone) = (p("/memories/a.md"), p("/memories/gone.md"));
+    inner
+        .write(&a, b"PLAINTEXT one".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    inner
+        .write(&a, b"PLAINTEXT two".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    inner
+        .write(&gone, b"PLAINTEXT deleted".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    inner.delete(&gone).await.unwrap();
+    let store = Encrypted::new(inner.clone(), Keyring::new(Key::generate().unwrap()));
+    let options = memory_encrypted::RekeyOptions::new().encrypt_plaintext(true);
+    let report = store.rekey_with(&options, |_| {}).await.unwrap();
+    assert_eq!(report.encrypted_plaintext, 1);
+    assert_eq!(
+        report.redacted_versions, 3,
+        "a's two plaintext versions and gone's one"
+    );
+    for file in [&a, &gone] {
+        for revision in inner.history(file).await.unwrap() {
+            if let Ok(stored) = inner.read_revision(file, revision.number).await {
+                assert!(
+                    !contains(&stored, b"PLAINTEXT"),
+                    "{file} version {}",
+                    revision.number
+                );
+            }
+        }
+    }
+    assert_eq!(store.read(&a).await.unwrap().contents, b"PLAINTEXT two");
+}

@@ -83,11 +83,13 @@ pub(crate) enum SqliteError {
         #[source]
         source: rusqlite::Error,
     },
-    /// A past revision whose content is not in the history: the file's row was deleted or
-    /// rewritten by another program before this library could keep it.
+    /// A past revision whose content is not in the history: the file's row was replaced
+    /// while history was off, or deleted or rewritten by another program, before this
+    /// library could keep it.
     #[error(
-        "version {number} of {file} in {path} has no stored content (the file was changed or \
-         deleted by another program, not through the store); read another version"
+        "version {number} of {file} in {path} has no stored content (the file was changed \
+         while history was off, or by another program, before the store could keep it); \
+         read another version"
     )]
     RevisionLost {
         path: PathBuf,

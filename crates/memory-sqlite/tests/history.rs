@@ -424,3 +424,38 @@ async fn revisions_older_than_the_days_are_pruned_as_the_file_changes() {
     assert_eq!(store.read(&d).await.unwrap().contents, b"c2");
     assert_eq!(store.read_revision(&d, 5).await.unwrap(), b"c2");
 }
+
+/// `redact_all_past` (for a store just encrypted in place): every file's past content below
+/// a folder gone with one scrub, the records and the current files kept.
+#[tokio::test]
+async fn redacting_a_whole_store_leaves_no_past_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("memory.db");
+    let store = SqliteStorage::open(&db).unwrap();
+    let secret = b"plaintext Zx81QuokkaTopSecret";
+    let files = ["/memories/a.md", "/memories/d/b.md", "/memories/d/e/c.md"];
+    for name in files {
+        let path = p(name);
+        let mut old = secret.to_vec();
+        old.extend("filler\n".repeat(1_000).bytes());
+        store.write(&path, old, WriteMode::Create).await.unwrap();
+        store
+            .write(&path, b"an envelope".to_vec(), WriteMode::Overwrite)
+            .await
+            .unwrap();
+    }
+    store.delete(&p("/memories/d/e/c.md")).await.unwrap();
+    assert!(!on_disk(&db, secret).is_empty());
+    assert_eq!(store.redact_all_past(&MemoryPath::root()).await.unwrap(), 4);
+    assert_eq!(on_disk(&db, secret), Vec::<String>::new());
+    for name in files {
+        let log = store.history(&p(name)).await.unwrap();
+        assert!(log.iter().any(|r| r.redacted), "{name}: {log:?}");
+    }
+    assert_eq!(
+        store.read(&p("/memories/a.md")).await.unwrap().contents,
+        b"an envelope"
+    );
+    // Nothing left to redact.
+    assert_eq!(store.redact_all_past(&p("/memories/d")).await.unwrap(), 0);
+}

@@ -55,6 +55,7 @@ pub async fn run_all(backend: &dyn OpenHistory) {
     a_rename_keeps_the_history_under_the_new_path(&*store).await;
     a_folder_log_holds_every_file_below_it(&*store).await;
     redaction_removes_past_content_and_keeps_the_record(&*store).await;
+    redacting_a_folder_reaches_every_file_below_it(&*store).await;
     a_failed_change_adds_no_version(&*store).await;
     concurrent_edits_keep_every_replaced_content(store).await;
     history_max_keeps_that_many(backend).await;
@@ -484,6 +485,56 @@ pub async fn redaction_removes_past_content_and_keeps_the_record(store: &dyn Sto
         current.contents, b"api key: in the vault",
         "{store}: current untouched"
     );
+}
+
+/// `AllPast` on a folder redacts the past revisions of every file below it (deleted ones and
+/// ones moved in included) and touches no current file and nothing outside it.
+pub async fn redacting_a_folder_reaches_every_file_below_it(store: &dyn Storage) {
+    let (a, b, c, outside) = (
+        p("/memories/scrub/a.md"),
+        p("/memories/scrub/sub/b.md"),
+        p("/memories/scrub/c.md"),
+        p("/memories/unscrubbed.md"),
+    );
+    for path in [&a, &b, &outside] {
+        ok(
+            store,
+            "create",
+            store
+                .write(path, b"plain 1".to_vec(), WriteMode::Create)
+                .await,
+        );
+        edit(store, path, b"plain 2").await;
+    }
+    ok(store, "delete", store.delete(&b).await);
+    let moved = p("/memories/scrub-elsewhere.md");
+    ok(
+        store,
+        "create",
+        store
+            .write(&moved, b"moved 1".to_vec(), WriteMode::Create)
+            .await,
+    );
+    edit(store, &moved, b"moved 2").await;
+    ok(store, "rename", store.rename(&moved, &c).await);
+    let redacted = store
+        .redact_revisions(&p("/memories/scrub"), Redaction::AllPast)
+        .await;
+    // a: version 1; b: versions 1 and 2 (3 is its deletion); c: versions 1 and 2 (3, the
+    // rename, is the current file).
+    assert_eq!(ok(store, "redact a folder", redacted), 5, "{store}");
+    for (path, number) in [(&a, 1), (&b, 1), (&b, 2), (&c, 1), (&c, 2)] {
+        match store.read_revision(path, number).await {
+            Err(Error::RevisionWithoutContent { redacted: true, .. }) => {}
+            other => {
+                panic!("{store}: version {number} of {path} after a folder's redaction: {other:?}")
+            }
+        }
+    }
+    let current = ok(store, "read", store.read(&a).await);
+    assert_eq!(current.contents, b"plain 2", "{store}: the current file");
+    let kept = ok(store, "read", store.read_revision(&outside, 1).await);
+    assert_eq!(kept, b"plain 1", "{store}: a file outside the folder");
 }
 
 /// A change that fails (an existing file created again, a stale compare-and-swap, a full

@@ -180,3 +180,39 @@ pub async fn restore<S: crate::Storage + ?Sized>(
     let contents = storage.read_revision(path, number).await?;
     storage.write_restored(path, number, contents).await
 }
+
+/// [`Redaction::AllPast`] below a folder (or the root), file by file: every file whose
+/// history is below `folder` has its past revisions redacted with its own
+/// [`redact_revisions`](crate::Storage::redact_revisions) call. Returns how many revisions
+/// lost their content. For a store's `redact_revisions` when it is given a path that is not a
+/// file and has no bulk way of its own.
+///
+/// The files are found from `folder`'s log ([`history`](crate::Storage::history)): every
+/// file's newest revision is made at the file's path, so each file below the folder is among
+/// the revisions' paths (a path a file only moved away from has no history of its own, or
+/// another file's, also below the folder).
+///
+/// # Errors
+/// Those of [`history`](crate::Storage::history) and
+/// [`redact_revisions`](crate::Storage::redact_revisions).
+pub async fn redact_below<S: crate::Storage + ?Sized>(
+    storage: &S,
+    folder: &MemoryPath,
+) -> crate::Result<u64> {
+    let files: std::collections::BTreeSet<MemoryPath> = storage
+        .history(folder)
+        .await?
+        .into_iter()
+        .map(|revision| revision.path)
+        .filter(|path| path.starts_with(folder) && path != folder)
+        .collect();
+    let mut redacted = 0;
+    for file in files {
+        match storage.redact_revisions(&file, Redaction::AllPast).await {
+            Ok(n) => redacted += n,
+            Err(crate::Error::NoRevision { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(redacted)
+}

@@ -118,7 +118,19 @@ impl History {
                     path: path.clone(),
                     number,
                 }),
-                Redaction::AllPast => Ok(0),
+                // Not a file's history: every file's below it.
+                Redaction::AllPast => {
+                    let mut redacted = 0;
+                    for (p, kept) in &mut self.paths {
+                        if p.starts_with(path) && p != path {
+                            for number in kept.file.redact(p, Redaction::AllPast)? {
+                                kept.contents.remove(&number);
+                                redacted += 1;
+                            }
+                        }
+                    }
+                    Ok(redacted)
+                }
             };
         };
         let redacted = kept.file.redact(path, which)?;

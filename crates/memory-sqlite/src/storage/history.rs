@@ -472,3 +472,23 @@ pub(super) fn redact(
     }
     Ok(())
 }
+
+/// The paths with history at or below `dir`.
+pub(super) fn paths_at_or_below(
+    conn: &Connection,
+    ctx: &Ctx,
+    dir: &MemoryPath,
+) -> Result<Vec<MemoryPath>, SqliteError> {
+    let (lo, hi) = below(dir);
+    let rows = conn
+        .prepare_cached(
+            "SELECT DISTINCT path FROM history
+             WHERE path = ?1 OR (path > ?2 AND path < ?3) ORDER BY path",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![dir.as_str(), lo, hi], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(|e| ctx.err(e))?;
+    Ok(rows.iter().filter_map(|raw| memory_path(raw)).collect())
+}

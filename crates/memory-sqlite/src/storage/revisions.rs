@@ -89,4 +89,52 @@ impl SqliteStorage {
         })
         .await
     }
+
+    /// Removes the content of every past revision of every file at or below `dir` (the root:
+    /// the whole store's history), keeping their records, with one scrub of the database
+    /// (as [`redact_revisions`](memory_core::Storage::redact_revisions) with
+    /// [`Redaction::AllPast`] for each file would, scrubbing once instead of once a file).
+    /// Returns how many revisions lost their content. The current files are untouched.
+    ///
+    /// For a store just encrypted in place (`memory rekey --encrypt-plaintext`): with history
+    /// on, the plaintext each file held before is a past version until redacted.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use memory_core::{MemoryPath, Storage, WriteMode};
+    /// use memory_sqlite::SqliteStorage;
+    ///
+    /// let store = SqliteStorage::open_in_memory().unwrap();
+    /// let path = MemoryPath::parse("/memories/keys.md").unwrap();
+    /// store.write(&path, b"sk-secret".to_vec(), WriteMode::Create).await.unwrap();
+    /// store.write(&path, b"in the vault".to_vec(), WriteMode::Overwrite).await.unwrap();
+    /// assert_eq!(store.redact_all_past(&MemoryPath::root()).await.unwrap(), 1);
+    /// assert!(store.read_revision(&path, 1).await.is_err());
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::HistoryOff`], a read-only store's refusal, and those of
+    /// [`clear_search_index`](SqliteStorage::clear_search_index) (a retryable one when
+    /// another program kept the write-ahead log from being emptied: the redaction stands,
+    /// call it again to scrub).
+    pub async fn redact_all_past(&self, dir: &MemoryPath) -> Result<u64> {
+        self.refuse_if_read_only(dir)?;
+        self.history_on()?;
+        let dir = dir.clone();
+        let in_file = self.inner.file.is_some();
+        self.between_writes(move |conn, ctx| {
+            scrub(conn, ctx, in_file, |tx, ctx| {
+                let mut redacted = 0;
+                for path in history::paths_at_or_below(tx, ctx, &dir)? {
+                    let mut file = history::file_history(tx, ctx, &path)?;
+                    let numbers = file.redact(&path, Redaction::AllPast)?;
+                    history::redact(tx, ctx, &path, &numbers)?;
+                    redacted += numbers.len() as u64;
+                }
+                Ok(redacted)
+            })
+        })
+        .await
+    }
 }

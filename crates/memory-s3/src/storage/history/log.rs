@@ -249,10 +249,14 @@ impl ObjectStoreStorage {
                     path: path.clone(),
                     number,
                 }),
-                Redaction::AllPast => Ok(0),
+                Redaction::AllPast => memory_core::history::redact_below(self, path).await,
             };
         }
         let mut file = self.file_history(path).await?;
+        if file.is_empty() && which == Redaction::AllPast {
+            // Not a file's history: a folder's, every file's below it.
+            return memory_core::history::redact_below(self, path).await;
+        }
         let numbers = file.redact(path, which)?;
         // Each one's content replaced by a marker without bytes that keeps its record: the
         // bytes are gone from the store (a bucket with versioning keeps old versions).

@@ -145,6 +145,16 @@ impl ObjectStoreStorage {
             Some(&current.bytes),
             history.next_number(),
         );
+        // The history objects it will have, named before anything is put, so that a failed
+        // rename takes back whatever landed.
+        let mut written = Vec::new();
+        let mut pending = Vec::new();
+        for (mut revision, (old, new)) in revisions.into_iter().zip(renumbered) {
+            let bytes = bytes_of.remove(&old).unwrap_or_default();
+            revision.number = new;
+            written.push(self.revision_key(target, new)?);
+            pending.push((revision, bytes));
+        }
         // 1. The file at its new path: the rename's commit point for this file.
         match self
             .put_current(
@@ -162,28 +172,16 @@ impl ObjectStoreStorage {
             }
             Err(e) => return Err(self.request_error("PUT", &target_key, e)),
         }
-        let mut written = vec![target_key];
+        written.insert(0, target_key);
         // 2. Its history under the new path.
-        let puts: Vec<(Result<()>, Path)> = stream::iter(revisions.into_iter().zip(renumbered))
-            .map(|(mut revision, (old, new))| {
-                let bytes = bytes_of.remove(&old).unwrap_or_default();
-                revision.number = new;
-                async move {
-                    let key = self.revision_key(target, new);
-                    let result = self.put_revision(target, &revision, bytes, false).await;
-                    (result, key.unwrap_or_else(|_| Path::from("")))
-                }
+        let puts: Vec<Result<()>> = stream::iter(pending)
+            .map(|(revision, bytes)| async move {
+                self.put_revision(target, &revision, bytes, false).await
             })
             .buffer_unordered(CONCURRENCY)
             .collect()
             .await;
-        let mut failure = None;
-        for (result, key) in puts {
-            written.push(key);
-            if let Err(e) = result {
-                failure.get_or_insert(e);
-            }
-        }
+        let failure = puts.into_iter().find_map(|result| result.err());
         if let Some(failure) = failure {
             if let Err(e) = self.delete_keys(written).await {
                 tracing::warn!(store = %self.label, error = %e, "could not remove the copies of a failed rename");
