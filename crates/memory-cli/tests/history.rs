@@ -524,6 +524,34 @@ fn folder_log(store: &Store) {
     assert_eq!(out.lines().count(), 4, "{out}");
 }
 
+/// `redact --all` on a folder: the past versions of every file below it, the deleted one's
+/// too; the current files and the files elsewhere untouched.
+fn folder_redaction(store: &Store) {
+    store.put("/memories/team/a.md", "a\n", &[]);
+    store.put("/memories/team/b.md", "b\n", &[]);
+    store.put("/memories/elsewhere.md", "e\n", &[]);
+    store.put("/memories/elsewhere.md", "e2\n", &[]);
+    store.ok(&["rm", "/memories/team/b.md"], b"");
+    store.put("/memories/team/a.md", "a2\n", &[]);
+    let out = stdout(&store.ok(&["redact", "/memories/team", "--all"], b""));
+    assert!(
+        out.contains("redacted 2 versions of the files below /memories/team"),
+        "{out}"
+    );
+    let out = store.run(&["cat", "/memories/team/b.md", "--version", "1"], b"");
+    expect_status(&out, 2);
+    assert_eq!(
+        store.ok(&["cat", "/memories/team/a.md"], b"").stdout,
+        b"a2\n"
+    );
+    assert_eq!(
+        store
+            .ok(&["cat", "/memories/elsewhere.md", "--version", "1"], b"")
+            .stdout,
+        b"e\n"
+    );
+}
+
 #[test]
 fn a_folder_log_holds_every_file_below_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -581,6 +609,14 @@ fn bad_input_is_refused(store: &Store) {
 }
 
 #[test]
+fn redact_all_on_a_folder_covers_every_file_below_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for store in stores(dir.path()) {
+        folder_redaction(&store);
+    }
+}
+
+#[test]
 fn bad_input_is_a_clear_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     for store in stores(dir.path()) {
@@ -632,8 +668,9 @@ fn help_describes_the_history_commands() {
 fn an_s3_store_keeps_the_same_history() {
     let dir = tempfile::tempdir().unwrap();
     let test = "an_s3_store_keeps_the_same_history";
-    let scenarios: [(&str, Scenario); 7] = [
+    let scenarios: [(&str, Scenario); 8] = [
         ("seven", create_edit_delete_restore),
+        ("folder-redact", folder_redaction),
         ("rename", rename_keeps_the_history),
         ("max", history_max_keeps_three),
         ("sessions", sessions_are_logged),
@@ -663,8 +700,9 @@ fn an_s3_store_with_history_off_keeps_none() {
 #[test]
 fn a_postgres_store_keeps_the_same_history() {
     let dir = tempfile::tempdir().unwrap();
-    let scenarios: [(&str, Scenario); 8] = [
+    let scenarios: [(&str, Scenario); 9] = [
         ("hist_seven", create_edit_delete_restore),
+        ("hist_folder_redact", folder_redaction),
         ("hist_rename", rename_keeps_the_history),
         ("hist_max", history_max_keeps_three),
         ("hist_off", history_off_keeps_none),

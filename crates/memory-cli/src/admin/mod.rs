@@ -19,8 +19,6 @@ mod log;
 mod ls;
 mod modified;
 mod mv;
-#[cfg(feature = "encrypted")]
-mod plaintext_history;
 mod progress;
 mod put;
 mod redact;

@@ -27,8 +27,9 @@ none, and one built while the store was plaintext holds its words. Edits made wh
 A file it cannot re-encrypt (plaintext, unknown key, damaged) is named and left as it is; the
 exit status is then 1. Each file rewritten is a new version in the store's history; earlier
 versions stay under the key that wrote them (readable with --old-key-file; `memory redact`
-removes them). With --encrypt-plaintext, the plaintext versions the history kept of the
-files it encrypts are redacted, so that no copy of their words is left.", "\n\n", exit_status_help!()))]
+removes them, `memory redact /memories --all` every one). When --encrypt-plaintext encrypts
+files, every past version of the store is redacted (they held plaintext), so that no copy of
+their words is left.", "\n\n", exit_status_help!()))]
 pub(crate) struct RekeyArgs {
     /// The store, and the keys: --encryption-key-file is the key every file ends up under;
     /// --old-key-file an older key files may still be encrypted under (repeat for several).
@@ -75,21 +76,7 @@ pub(crate) async fn run(args: RekeyArgs) -> Outcome {
     if let Some(bar) = progress.as_mut() {
         bar.finish();
     }
-    // The plaintext versions its history kept of the files it has just encrypted.
-    let plaintext_versions = if args.encrypt_plaintext {
-        super::plaintext_history::redact_plaintext_versions(store.inner().as_ref())
-            .await
-            .map_err(|e| {
-                let mut failure = Failure::storage("redact the plaintext versions", e);
-                failure.message.push_str(
-                    " (the files are encrypted; run rekey --encrypt-plaintext again to redact \
-                     their plaintext versions)",
-                );
-                failure
-            })?
-    } else {
-        0
-    };
+    let plaintext_versions = report.redacted_versions;
     // The store is encrypted now, and an encrypted store keeps no search index: delete the
     // one it had as plaintext (a folder's side index, an S3 store's cache file, SQLite's FTS5
     // table), which still holds the words of its files. Closed first, so that a SQLite file
@@ -101,8 +88,8 @@ pub(crate) async fn run(args: RekeyArgs) -> Outcome {
     }
     if !args.quiet && plaintext_versions > 0 {
         eprintln!(
-            "memory: redacted {plaintext_versions} plaintext version{} kept in the history of the \
-             files encrypted",
+            "memory: redacted {plaintext_versions} past version{} of the store's history (they \
+             held plaintext)",
             super::archive::plural(plaintext_versions)
         );
     }
