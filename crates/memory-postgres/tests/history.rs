@@ -369,3 +369,55 @@ async fn redacted_bytes_leave_the_tables_files() {
     );
     assert_eq!(store.read(&short).await.unwrap().contents, b"clean");
 }
+
+/// `history_days`: a change drops the file's revisions older than the days (their content
+/// too), never the current one; a file's old current revision goes once a change replaces it.
+#[tokio::test]
+async fn history_days_drop_old_revisions_as_the_file_changes() {
+    let schema = common::unique("history_days");
+    let store = common::open(&format!("schema={schema}&history_days=30")).await;
+    let admin = common::admin().await;
+    let a = p("/memories/a.md");
+    store
+        .write(&a, b"0".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    for n in 1..4 {
+        store
+            .write(&a, n.to_string().into_bytes(), WriteMode::Overwrite)
+            .await
+            .unwrap();
+    }
+    let age = |numbers: &'static str| {
+        format!(
+            "UPDATE \"{schema}\".history SET time = now() - interval '40 days' WHERE number IN ({numbers})"
+        )
+    };
+    admin.batch_execute(&age("1, 2")).await.unwrap();
+    let numbers = |revisions: Vec<memory_core::history::Revision>| -> Vec<u64> {
+        revisions.iter().map(|r| r.number).collect()
+    };
+    assert_eq!(
+        numbers(store.history(&a).await.unwrap()),
+        [4, 3, 2, 1],
+        "no change, no pruning"
+    );
+    store
+        .write(&a, b"4".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    assert_eq!(numbers(store.history(&a).await.unwrap()), [5, 4, 3]);
+    assert_eq!(store.read_revision(&a, 3).await.unwrap(), b"2");
+    admin.batch_execute(&age("3, 4, 5")).await.unwrap();
+    store
+        .write(&a, b"5".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    assert_eq!(numbers(store.history(&a).await.unwrap()), [6]);
+    let rows: i64 = admin
+        .query_one(&format!("SELECT count(*) FROM \"{schema}\".history"), &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 1, "the dropped revisions' rows are gone");
+}

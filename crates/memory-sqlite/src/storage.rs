@@ -568,7 +568,12 @@ impl Storage for SqliteStorage {
     /// write-ahead log truncated): as long as a `VACUUM`. A retryable error when another
     /// program kept the log from being emptied: the redaction is done, call it again to
     /// scrub.
+    /// `AllPast` redacts the revisions at or below `path` (a file's; a folder's files') with
+    /// one scrub of the database.
     async fn redact_revisions(&self, path: &MemoryPath, which: Redaction) -> Result<u64> {
-        self.redact_past(path, which).await
+        match which {
+            Redaction::AllPast => self.redact_all_past(path).await,
+            Redaction::Revision(_) => self.redact_past(path, which).await,
+        }
     }
 }

@@ -399,8 +399,10 @@ async fn revisions_older_than_the_days_are_pruned_as_the_file_changes() {
         .write(&a, b"4".to_vec(), WriteMode::Overwrite)
         .await
         .unwrap();
-    assert_eq!(numbers(&store.history(&a).await.unwrap()), [4]);
+    // 1 and 2 were replaced long ago; 3 only now, so it is kept for the whole period.
+    assert_eq!(numbers(&store.history(&a).await.unwrap()), [4, 3]);
     assert_eq!(store.read_revision(&a, 4).await.unwrap(), b"4");
+    assert_eq!(store.read_revision(&a, 3).await.unwrap(), b"3");
 
     // Onto a deleted file's young history, a file whose revisions are old.
     let (c, d) = (p("/memories/c.md"), p("/memories/d.md"));
@@ -420,9 +422,11 @@ async fn revisions_older_than_the_days_are_pruned_as_the_file_changes() {
     age(&db, c.as_str(), &[1, 2]);
     store.rename(&c, &d).await.unwrap();
     let log = store.history(&d).await.unwrap();
-    assert_eq!(numbers(&log), [5, 2, 1], "{log:?}");
+    // c1 (3) was replaced long ago; c2 (4) only by the rename; d's own are young.
+    assert_eq!(numbers(&log), [5, 4, 2, 1], "{log:?}");
     assert_eq!(store.read(&d).await.unwrap().contents, b"c2");
     assert_eq!(store.read_revision(&d, 5).await.unwrap(), b"c2");
+    assert_eq!(store.read_revision(&d, 4).await.unwrap(), b"c2");
 }
 
 /// `redact_all_past` (for a store just encrypted in place): every file's past content below

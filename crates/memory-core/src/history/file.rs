@@ -133,24 +133,39 @@ impl FileHistory {
         renumbered
     }
 
-    /// Drops the revisions `options` no longer keep (older than
-    /// [`keep_for`](HistoryOptions::keep_for) at `now`, or beyond
-    /// [`max_per_file`](HistoryOptions::max_per_file) counted newest first) and returns
-    /// their numbers, oldest first, so that a store deletes their records and content. The
-    /// current file's revision is never dropped.
+    /// Drops the revisions `options` no longer keep and returns their numbers, oldest first,
+    /// so that a store deletes their records and content:
+    /// - those replaced more than [`keep_for`](HistoryOptions::keep_for) before `now` (a
+    ///   revision's age counts from the change after it, when it stopped being the file: a
+    ///   note left alone for months and then overwritten keeps its old content for the whole
+    ///   period, as a revision's own time would drop it at once);
+    /// - those beyond [`max_per_file`](HistoryOptions::max_per_file), counted newest first.
+    ///
+    /// The newest revision (the current file, or a file's deletion) is never dropped.
     pub fn prune(&mut self, options: &HistoryOptions, now: SystemTime) -> Vec<u64> {
-        let current = self.current_number();
         let cutoff = options.cutoff(now);
         let keep_from = options
             .max_per_file
             .map_or(0, |max| self.revisions.len().saturating_sub(max as usize));
+        // When each revision was replaced: the time of the one after it (or its own, where a
+        // rename put older revisions after it).
+        let replaced: Vec<Option<SystemTime>> = (0..self.revisions.len())
+            .map(|at| {
+                let own = self.revisions[at].time;
+                self.revisions.get(at + 1).map(|next| next.time.max(own))
+            })
+            .collect();
         let mut dropped = Vec::new();
         let mut at = 0;
         self.revisions.retain(|revision| {
             let position = at;
             at += 1;
-            let too_old = cutoff.is_some_and(|cutoff| revision.time < cutoff);
-            let drop = Some(revision.number) != current && (position < keep_from || too_old);
+            let too_old = match (cutoff, replaced[position]) {
+                (Some(cutoff), Some(replaced)) => replaced < cutoff,
+                _ => false,
+            };
+            let newest = replaced[position].is_none();
+            let drop = !newest && (position < keep_from || too_old);
             if drop {
                 dropped.push(revision.number);
             }
@@ -289,16 +304,20 @@ mod tests {
         let mut file = FileHistory::new();
         file.record(Change::Created, &p, None, Some(b"1"), &options, old);
         file.record(Change::Modified, &p, None, Some(b"2"), &options, old);
-        // Both are older than 30 days; the second is the current file.
+        // Both were made more than 30 days ago; the first was replaced then too.
         assert_eq!(file.prune(&options, now), vec![1]);
         assert_eq!(file.current_number(), Some(2));
+        // Replaced just now, the old current content is kept for the whole period.
+        file.record(Change::Modified, &p, None, Some(b"3"), &options, now);
+        assert_eq!(file.prune(&options, now), Vec::<u64>::new());
+        assert_eq!(file.revisions().len(), 2);
         let max = HistoryOptions::default().with_max_per_file(3);
         for n in 0..5 {
             file.record(Change::Modified, &p, None, Some(&[n]), &max, now);
         }
-        assert_eq!(file.prune(&max, now), vec![2, 3, 4]);
+        assert_eq!(file.prune(&max, now), vec![2, 3, 4, 5]);
         let left: Vec<u64> = file.revisions().iter().map(|r| r.number).collect();
-        assert_eq!(left, vec![5, 6, 7]);
+        assert_eq!(left, vec![6, 7, 8]);
     }
 
     #[test]

@@ -27,8 +27,8 @@ pub struct HistoryOptions {
     /// Whether changes are recorded at all (`history=off` turns it off; nothing is kept and
     /// the history methods answer [`Error::HistoryOff`](crate::Error::HistoryOff)).
     pub enabled: bool,
-    /// How long a past revision is kept (`history_days`); `None` keeps them for ever
-    /// (`history_days=0`).
+    /// How long a past revision is kept after it was replaced (`history_days`); `None` keeps
+    /// them for ever (`history_days=0`).
     pub keep_for: Option<Duration>,
     /// How many revisions of one file are kept, newest first, the current one included
     /// (`history_max`); `None` keeps every revision within [`keep_for`](Self::keep_for).

@@ -224,7 +224,9 @@ fn drops(options: &HistoryOptions, rank: &str, time: &str) -> String {
 ///   with `history=off`), a revision for it first, with its content, so that no replaced
 ///   content is lost;
 /// - `ins`: the new revision;
-/// - `pruned`: the retention's drops among the revisions before. The newest is either kept or
+/// - `pruned`: the retention's drops among the revisions before, when the oldest says some
+///   are due (a revision past the days but numbered after a younger one, as a rename or an
+///   adopted revision may leave, goes once those before it do). The newest is either kept or
 ///   dropped, never both, so no row is changed twice; the rows this statement adds are not in
 ///   its snapshot, so pruning never drops the new revision (an adopted one waits for the
 ///   next change).
@@ -267,13 +269,26 @@ fn record(s: &str, options: &HistoryOptions, path: &str, session: &str) -> Strin
     );
     if options.max_per_file.is_some() || options.keep_for.is_some() {
         let dropped = drops(options, "r.rank", "r.time");
+        // The revisions are ranked only when the oldest is past the days, or when the numbers
+        // from the oldest to the newest (an upper bound of their count) pass the maximum: a
+        // change of a file whose history is within both reads one index entry, not them all.
+        let due = drops(
+            options,
+            "top.number - first.number + 2 + (SELECT count(*) FROM untracked)",
+            "first.time",
+        );
         sql.push_str(&format!(
-            ", ranked AS MATERIALIZED (
+            ", first AS MATERIALIZED (
+                 SELECT o.number, o.time FROM {s}.history o
+                 WHERE o.root = $1 AND o.path = {path} AND EXISTS (SELECT 1 FROM chg)
+                 ORDER BY o.number LIMIT 1
+             ), ranked AS MATERIALIZED (
                  SELECT x.number, x.time,
                         row_number() OVER (ORDER BY x.number DESC) + 1
                             + (SELECT count(*) FROM untracked) AS rank
                  FROM {s}.history x
-                 WHERE x.root = $1 AND x.path = {path} AND EXISTS (SELECT 1 FROM chg)
+                 WHERE x.root = $1 AND x.path = {path}
+                   AND EXISTS (SELECT 1 FROM first, top WHERE {due})
              ), pruned AS (
                  DELETE FROM {s}.history h USING ranked r
                  WHERE h.root = $1 AND h.path = {path} AND h.number = r.number AND {dropped}

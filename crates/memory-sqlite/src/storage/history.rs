@@ -242,8 +242,9 @@ pub(super) fn record(
 }
 
 /// Drops the revisions of `path` that `options` no longer keep, as
-/// [`FileHistory::prune`] does: beyond `history_max` counted newest first, then those older
-/// than `history_days`; never `newest` (the revision just recorded, the current file's).
+/// [`FileHistory::prune`] does: beyond `history_max` counted newest first, then those
+/// replaced more than `history_days` ago; never `newest` (the revision just recorded, the
+/// current file's).
 ///
 /// The count is a range of that path's index entries. For the days, the path's oldest
 /// revision is looked at first (`aging`): revisions are recorded in time order, so while the
@@ -297,9 +298,15 @@ fn prune(
     if oldest.is_some_and(|oldest| oldest >= cutoff) {
         return Ok(());
     }
-    conn.prepare_cached("DELETE FROM history WHERE path = ?1 AND time_us < ?2 AND number <> ?3")
-        .and_then(|mut s| s.execute(params![path, cutoff, newest]))
-        .map_err(|e| ctx.err(e))?;
+    // A revision's age counts from when it was replaced: the time of the next one (or its
+    // own, where a rename put older revisions after it).
+    conn.prepare_cached(
+        "DELETE FROM history WHERE path = ?1 AND number <> ?3 AND time_us < ?2 AND \
+         (SELECT next.time_us FROM history AS next WHERE next.path = ?1 \
+         AND next.number > history.number ORDER BY next.number LIMIT 1) < ?2",
+    )
+    .and_then(|mut s| s.execute(params![path, cutoff, newest]))
+    .map_err(|e| ctx.err(e))?;
     Ok(())
 }
 
