@@ -22,7 +22,10 @@ pub(crate) struct CatArgs {
 }
 
 pub(crate) async fn run(args: CatArgs) -> Outcome {
-    let path = parse_path(&args.path)?;
+    let mut path = parse_path(&args.path)?;
+    if args.version.is_some() {
+        path = super::versions::file_path(path, "cat --version")?;
+    }
     let store = args.store.open(OpenMode::ReadOnly).await?;
     if let Some(number) = args.version {
         let contents = store

@@ -25,7 +25,11 @@ run it again. It then deletes the store's search index (a folder's side index, a
 cache file, a SQLite store's word index, scrubbed from the file): an encrypted store keeps
 none, and one built while the store was plaintext holds its words. Edits made while it runs are kept (each file is replaced by compare-and-swap).
 A file it cannot re-encrypt (plaintext, unknown key, damaged) is named and left as it is; the
-exit status is then 1.", "\n\n", exit_status_help!()))]
+exit status is then 1. Each file rewritten is a new version in the store's history; earlier
+versions stay under the key that wrote them (readable with --old-key-file; `memory redact`
+removes them, `memory redact /memories --all` every one). When --encrypt-plaintext encrypts
+files, every past version of the store is redacted (they held plaintext), so that no copy of
+their words is left.", "\n\n", exit_status_help!()))]
 pub(crate) struct RekeyArgs {
     /// The store, and the keys: --encryption-key-file is the key every file ends up under;
     /// --old-key-file an older key files may still be encrypted under (repeat for several).
@@ -72,6 +76,7 @@ pub(crate) async fn run(args: RekeyArgs) -> Outcome {
     if let Some(bar) = progress.as_mut() {
         bar.finish();
     }
+    let plaintext_versions = report.redacted_versions;
     // The store is encrypted now, and an encrypted store keeps no search index: delete the
     // one it had as plaintext (a folder's side index, an S3 store's cache file, SQLite's FTS5
     // table), which still holds the words of its files. Closed first, so that a SQLite file
@@ -80,6 +85,13 @@ pub(crate) async fn run(args: RekeyArgs) -> Outcome {
     discard_index(args.store.url()).await?;
     for (path, err) in &report.failed {
         eprintln!("memory: cannot rekey {path}: {}", reason(err));
+    }
+    if !args.quiet && plaintext_versions > 0 {
+        eprintln!(
+            "memory: redacted {plaintext_versions} past version{} of the store's history (they \
+             held plaintext)",
+            super::archive::plural(plaintext_versions)
+        );
     }
     if !args.quiet {
         eprintln!(
