@@ -335,3 +335,74 @@ async fn a_folder_delete_keeps_every_file() {
     }
     assert_eq!(store.history(&MemoryPath::root()).await.unwrap().len(), 6);
 }
+
+/// The folder of `path`'s history below `base`.
+fn history_folder(base: &Path, path: &str) -> std::path::PathBuf {
+    let hash = memory_core::history::sha256_hex(path.as_bytes());
+    base.join(".memory-history")
+        .join(&hash[..2])
+        .join(&hash[2..])
+}
+
+/// What a kill leaves, made by hand: the replaced file linked into history, then (or not) the
+/// new file renamed over it, with no record. The next open tells which happened from the
+/// content, even when size and modification time are the same as before.
+#[tokio::test]
+async fn a_change_cut_short_is_told_from_the_content() {
+    for renamed in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = p("/memories/a.md");
+        {
+            let store = FsStorage::new(dir.path()).unwrap();
+            store
+                .write(&path, b"aaaa".to_vec(), WriteMode::Create)
+                .await
+                .unwrap();
+        }
+        let file = dir.path().join("memories/a.md");
+        let folder = history_folder(dir.path(), "/memories/a.md");
+        std::fs::hard_link(&file, folder.join("1")).unwrap();
+        if renamed {
+            let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+            let new = dir.path().join("new");
+            std::fs::write(&new, b"bbbb").unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&new)
+                .unwrap()
+                .set_modified(mtime)
+                .unwrap();
+            std::fs::rename(&new, &file).unwrap();
+        }
+        let store = FsStorage::new(dir.path()).unwrap();
+        let revisions = store.history(&path).await.unwrap();
+        if renamed {
+            let numbers: Vec<u64> = revisions.iter().map(|r| r.number).collect();
+            assert_eq!(numbers, [2, 1]);
+            assert_eq!(store.read_revision(&path, 1).await.unwrap(), b"aaaa");
+            assert_eq!(store.read_revision(&path, 2).await.unwrap(), b"bbbb");
+        } else {
+            assert_eq!(revisions.len(), 1, "{revisions:?}");
+            edit(&store, &path, b"cccc").await;
+            assert_eq!(store.read_revision(&path, 1).await.unwrap(), b"aaaa");
+            assert_eq!(store.history(&path).await.unwrap().len(), 2);
+        }
+    }
+}
+
+/// A file's time set through the store keeps its history as it is.
+#[tokio::test]
+async fn setting_a_time_is_no_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FsStorage::new(dir.path()).unwrap();
+    let path = p("/memories/a.md");
+    store
+        .write(&path, b"a".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    let then = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+    assert!(store.set_modified(&path, then).await.unwrap());
+    edit(&store, &path, b"b").await;
+    let revisions = store.history(&path).await.unwrap();
+    assert_eq!(revisions.len(), 2, "{revisions:?}");
+}

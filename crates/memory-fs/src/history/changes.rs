@@ -87,11 +87,20 @@ impl Store {
             (None, None) => return Ok(kept),
             (Some(_), None) => Some((Change::Deleted, None, None)),
             (live, Some(info)) => {
-                let quick = live.as_ref().is_some_and(|r| {
-                    r.size == info.size
-                        && mtime_of(&info).is_some()
-                        && kept.log.mtimes.get(&r.number).copied() == mtime_of(&info)
+                // The current revision's content file exists only while a change of it is in
+                // flight (linked before the change, and no longer current once recorded): a
+                // crash left it, and only the content tells whether the change was made.
+                let in_flight = live.as_ref().is_some_and(|r| {
+                    kept.folder
+                        .as_ref()
+                        .is_some_and(|f| f.symlink_metadata(content_name(r.number)).is_ok())
                 });
+                let quick = !in_flight
+                    && live.as_ref().is_some_and(|r| {
+                        r.size == info.size
+                            && mtime_of(&info).is_some()
+                            && kept.log.mtimes.get(&r.number).copied() == mtime_of(&info)
+                    });
                 if quick {
                     return Ok(kept);
                 }
@@ -100,6 +109,9 @@ impl Store {
                         let sha256 = file.version.as_str().to_owned();
                         let change = match &live {
                             Some(r) if r.sha256.as_deref() == Some(&sha256) => {
+                                if persist {
+                                    self.tidy_unchanged(hist, path, &mut kept, r, &info, in_flight);
+                                }
                                 return Ok(kept);
                             }
                             Some(_) => Change::Modified,
@@ -139,6 +151,33 @@ impl Store {
             self.save_history(hist, path, &mut kept)?;
         }
         Ok(kept)
+    }
+
+    /// After settling found the current file unchanged (its bytes are the newest record's):
+    /// removes the content file a change cut short left for it, and records the file's new
+    /// modification time (set by `set_modified` or another program) so that the next look is
+    /// quick again. Failures only cost a hash next time.
+    fn tidy_unchanged(
+        &self,
+        hist: &Dir,
+        path: &MemoryPath,
+        kept: &mut Kept,
+        live: &Revision,
+        info: &FileInfo,
+        in_flight: bool,
+    ) {
+        if in_flight && let Err(e) = self.remove_contents(path, kept, &[live.number]) {
+            tracing::debug!(error = %e, %path, "memory-fs: cannot remove a left-over version file");
+        }
+        if let Some(mtime) = mtime_of(info)
+            && kept.log.mtimes.get(&live.number) != Some(&mtime)
+        {
+            kept.log.mtimes.insert(live.number, mtime);
+            kept.log.stored = None;
+            if let Err(e) = self.save_history(hist, path, kept) {
+                tracing::debug!(error = %e, %path, "memory-fs: cannot record a file's time");
+            }
+        }
     }
 
     /// Keeps the current file `name` in `folder` (the file at `path`, about to be replaced or
