@@ -181,3 +181,32 @@ async fn adopting_a_plaintext_store_redacts_its_plaintext_history() {
     }
     assert_eq!(store.read(&a).await.unwrap().contents, b"PLAINTEXT two");
 }
+
+#[tokio::test]
+async fn a_version_that_cannot_be_opened_does_not_hide_the_others() {
+    let inner = Arc::new(InMemoryStorage::with_history(HistoryOptions::default()));
+    let a = p("/memories/a.md");
+    let store = Encrypted::new(inner.clone(), Keyring::new(Key::generate().unwrap()));
+    store
+        .write(&p("/memories/b.md"), b"b".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    // A plaintext version (written behind the wrapper), then replaced through it.
+    inner
+        .write(&a, b"plaintext".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    store
+        .write(&a, b"sealed".to_vec(), WriteMode::Overwrite)
+        .await
+        .unwrap();
+    let revisions = store.history(&a).await.unwrap();
+    assert_eq!(revisions.len(), 2);
+    assert_eq!(revisions[0].sha256, Some(sha256_hex(b"sealed")));
+    assert_eq!(
+        revisions[1].sha256, None,
+        "the plaintext version has no digest shown"
+    );
+    assert!(store.read_revision(&a, 1).await.is_err());
+    assert_eq!(store.read_revision(&a, 2).await.unwrap(), b"sealed");
+}
