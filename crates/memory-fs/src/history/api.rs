@@ -126,7 +126,9 @@ impl Store {
     /// the content files go first (a crash then leaves records whose content is gone, and the
     /// redaction can be run again), then the log is written whole marking them, then every
     /// content file no record names is removed from the whole history folder (copies a crash
-    /// left behind): O(all history), as redaction is rare.
+    /// left behind): O(all history), as redaction is rare. [`Redaction::AllPast`] on a path
+    /// with no history of its own (a folder, the root) does this for every file with history
+    /// below it, under the same lock hold, with one sweep at the end.
     pub(crate) fn redact_revisions(&self, path: &MemoryPath, which: Redaction) -> Result<u64> {
         self.refuse_if_read_only(path)?;
         let hist = match self.history_root()? {
@@ -134,25 +136,46 @@ impl Store {
             None => return Err(Error::HistoryOff),
         };
         let _locked = self.lock()?;
+        let redacted = match self.redact_file(hist, path, which)? {
+            Some(0) => return Ok(0),
+            Some(n) => n,
+            None => match which {
+                Redaction::Revision(number) => {
+                    return Err(Error::NoRevision {
+                        path: path.clone(),
+                        number,
+                    });
+                }
+                Redaction::AllPast => {
+                    let mut redacted = 0;
+                    for key in self.history_keys(hist)? {
+                        if key.starts_with(path) && key != *path {
+                            redacted += self.redact_file(hist, &key, which)?.unwrap_or(0);
+                        }
+                    }
+                    redacted
+                }
+            },
+        };
+        self.sweep_history(hist)?;
+        Ok(redacted)
+    }
+
+    /// Redacts `which` of `path`'s own revisions (content files first, then the log written
+    /// whole), under the lock: how many, or `None` when the path has no history.
+    fn redact_file(&self, hist: &Dir, path: &MemoryPath, which: Redaction) -> Result<Option<u64>> {
         let mut kept = self.settled(hist, path, true)?;
         if kept.log.file.is_empty() {
-            return match which {
-                Redaction::Revision(number) => Err(Error::NoRevision {
-                    path: path.clone(),
-                    number,
-                }),
-                Redaction::AllPast => Ok(0),
-            };
+            return Ok(None);
         }
         let redacted = kept.log.file.redact(path, which)?;
         if redacted.is_empty() {
-            return Ok(0);
+            return Ok(Some(0));
         }
         self.remove_contents(path, &kept, &redacted)?;
         kept.log.stored = None;
         self.save_history(hist, path, &mut kept)?;
-        self.sweep_history(hist)?;
-        Ok(redacted.len() as u64)
+        Ok(Some(redacted.len() as u64))
     }
 
     /// Removes from every path folder the content files no record needs (not a past revision
