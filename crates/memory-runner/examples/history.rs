@@ -63,6 +63,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         String::from_utf8_lossy(&original)
     );
 
+    // What changed between the first version and the one after it.
+    let change = memory_runner::history::diff(
+        store.as_ref(),
+        &path,
+        Some(first.number),
+        Some(first.number + 1),
+    )
+    .await?;
+    print!("{}", change.unified().unwrap_or_default());
+
     // Back as the current file (it had been deleted); the restore is a version of its own.
     history::restore(store.as_ref(), &path, first.number).await?;
     assert_eq!(store.read(&path).await?.contents, original);

@@ -7,6 +7,7 @@
 mod client;
 #[cfg(feature = "stores")]
 pub mod dream;
+pub mod history;
 #[cfg(feature = "search-index")]
 mod indexing;
 mod options;

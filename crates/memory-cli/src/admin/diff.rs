@@ -2,10 +2,9 @@
 //! unified diff; the exit status is diff(1)'s.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
-use memory_core::history::{Change, Revision};
-use memory_core::{Entry, Error, MemoryPath, Storage};
+use memory_core::{Entry, MemoryPath, Storage};
+use memory_runner::history;
 
 use super::versions::{failure, file_path, parse_version};
 use super::{Exit, Failure, OpenMode, StoreArgs, parse_path, write_stdout};
@@ -60,12 +59,6 @@ pub(crate) async fn run(args: DiffArgs) -> ExitCode {
     }
 }
 
-/// One side of the comparison: its label for the diff's header, and its bytes.
-struct Side {
-    label: String,
-    contents: Vec<u8>,
-}
-
 /// Prints the diff; whether the versions differ.
 async fn compare(args: DiffArgs) -> Result<bool, Failure> {
     let path = file_path(parse_path(&args.path)?, "diff")?;
@@ -74,42 +67,27 @@ async fn compare(args: DiffArgs) -> Result<bool, Failure> {
         .history(&path)
         .await
         .map_err(|e| failure(&format!("list the versions of {path}"), e))?;
-    let Some(newest) = revisions.first() else {
+    if revisions.is_empty() {
         return Err(no_versions(store.as_ref(), &path).await);
-    };
+    }
     if matches!(store.stat(&path).await, Ok(Some(Entry::Directory))) {
         return Err(Failure::new(
             Exit::Usage,
             format!("{path} is a directory; diff compares versions of one file"),
         ));
     }
-    let to_number = args.to.unwrap_or(newest.number);
-    let to = if args.to.is_none() && newest.change != Change::Deleted {
-        let file = store
-            .read(&path)
-            .await
-            .map_err(|e| failure(&format!("read {path}"), e))?;
-        Side {
-            label: format!("{path} (version {to_number}, current)"),
-            contents: file.contents,
-        }
-    } else {
-        side(store.as_ref(), &path, &revisions, to_number).await?
-    };
-    let from = match args.from.or(to_number.checked_sub(1).filter(|&n| n > 0)) {
-        Some(number) => side(store.as_ref(), &path, &revisions, number).await?,
-        None => Side {
-            label: format!("{path} (nothing before version 1)"),
-            contents: Vec::new(),
-        },
-    };
-    if from.contents == to.contents {
+    let diff = history::diff_of(store.as_ref(), &path, &revisions, args.from, args.to)
+        .await
+        .map_err(|e| failure(&format!("read the versions of {path}"), e))?;
+    if !diff.differ() {
         return Ok(false);
     }
-    let text = match (text_of(&from.contents), text_of(&to.contents)) {
-        (Some(old), Some(new)) => unified(old, new, &from.label, &to.label),
-        _ => format!("Binary versions differ: {} and {}\n", from.label, to.label),
-    };
+    let text = diff.unified().unwrap_or_else(|| {
+        format!(
+            "Binary versions differ: {} and {}\n",
+            diff.from.label, diff.to.label
+        )
+    });
     write_stdout(text.as_bytes())?;
     Ok(true)
 }
@@ -130,80 +108,5 @@ async fn no_versions(store: &dyn Storage, path: &MemoryPath) -> Failure {
         ),
         Ok(None) => Failure::new(Exit::NotFound, format!("{path} has no versions")),
         Err(e) => Failure::storage(&format!("look up {path}"), e),
-    }
-}
-
-/// Version `number` of `path`: its content, or nothing for a deletion.
-async fn side(
-    store: &dyn Storage,
-    path: &MemoryPath,
-    revisions: &[Revision],
-    number: u64,
-) -> Result<Side, Failure> {
-    let Some(revision) = revisions.iter().find(|r| r.number == number) else {
-        return Err(failure(
-            "read",
-            Error::NoRevision {
-                path: path.clone(),
-                number,
-            },
-        ));
-    };
-    if revision.change == Change::Deleted {
-        return Ok(Side {
-            label: format!("{path} (version {number}, deleted)"),
-            contents: Vec::new(),
-        });
-    }
-    let contents = store
-        .read_revision(path, number)
-        .await
-        .map_err(|e| failure(&format!("read version {number} of {path}"), e))?;
-    Ok(Side {
-        label: format!("{path} (version {number})"),
-        contents,
-    })
-}
-
-/// `bytes` as text, unless they are not UTF-8 or hold a NUL byte (as diff(1) tells binary).
-fn text_of(bytes: &[u8]) -> Option<&str> {
-    std::str::from_utf8(bytes)
-        .ok()
-        .filter(|text| !text.contains('\0'))
-}
-
-/// Longest the diff may search for the smallest edit; past it a larger (still correct) one
-/// is shown.
-const DEADLINE: Duration = Duration::from_secs(2);
-
-/// The unified diff of `old` and `new` (three lines of context), headed by their labels.
-fn unified(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
-    similar::TextDiff::configure()
-        .timeout(DEADLINE)
-        .diff_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(old_label, new_label)
-        .to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_change_is_a_unified_diff_with_the_labels() {
-        let diff = unified("a\nb\nc\n", "a\nB\nc\n", "x (version 1)", "x (version 2)");
-        assert_eq!(
-            diff,
-            "--- x (version 1)\n+++ x (version 2)\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
-        );
-    }
-
-    #[test]
-    fn nul_bytes_and_invalid_utf8_are_binary() {
-        assert_eq!(text_of(b"plain\n"), Some("plain\n"));
-        assert_eq!(text_of(b"a\0b"), None);
-        assert_eq!(text_of(&[0xff, 0xfe]), None);
     }
 }
