@@ -406,3 +406,84 @@ async fn setting_a_time_is_no_version() {
     let revisions = store.history(&path).await.unwrap();
     assert_eq!(revisions.len(), 2, "{revisions:?}");
 }
+
+/// A change reads only the end of its file's log, so its cost does not grow with the number of
+/// versions: with the first half of a long log turned into garbage no parser accepts, writes
+/// and a delete still succeed and append their records, and the garbage is left as it was (a
+/// change that read the whole log would have rewritten it without those lines).
+#[tokio::test]
+async fn a_change_reads_only_the_end_of_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FsStorage::new(dir.path()).unwrap();
+    let path = p("/memories/progress.md");
+    store
+        .write(&path, b"edit 0".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    for n in 1..200 {
+        edit(&store, &path, format!("edit {n}").as_bytes()).await;
+    }
+    let log = history_folder(dir.path(), "/memories/progress.md").join("log");
+    let text = std::fs::read(&log).unwrap();
+    let half = text
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(99)
+        .map(|(at, _)| at)
+        .unwrap();
+    let garbage: Vec<u8> = text[..half]
+        .iter()
+        .map(|&b| if b == b'\n' { b } else { b'#' })
+        .collect();
+    let mut broken = garbage.clone();
+    broken.extend_from_slice(&text[half..]);
+    std::fs::write(&log, &broken).unwrap();
+
+    edit(&store, &path, b"edit 200").await;
+    store.delete(&path).await.unwrap();
+    let after = std::fs::read(&log).unwrap();
+    assert!(after.starts_with(&broken), "the log was rewritten");
+    assert_eq!(after.iter().filter(|&&b| b == b'\n').count(), 202);
+    // The records still readable are all there, the new ones numbered on.
+    let revisions = store.history(&path).await.unwrap();
+    let numbers: Vec<u64> = revisions.iter().map(|r| r.number).collect();
+    assert_eq!(numbers, (101..=202).rev().collect::<Vec<u64>>());
+    assert_eq!(store.read_revision(&path, 201).await.unwrap(), b"edit 200");
+}
+
+/// Pruning still runs on a change that read only the end of the log: when it is due, the
+/// whole log is read and written again without the revisions it drops.
+#[tokio::test]
+async fn pruning_reads_the_whole_log_when_due() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FsStorage::with_options(
+        dir.path(),
+        FsOptions::default().history(HistoryOptions::default().with_max_per_file(5)),
+    )
+    .unwrap();
+    let path = p("/memories/a.md");
+    store
+        .write(&path, b"edit 0".to_vec(), WriteMode::Create)
+        .await
+        .unwrap();
+    for n in 1..30 {
+        edit(&store, &path, format!("edit {n}").as_bytes()).await;
+    }
+    let numbers: Vec<u64> = store
+        .history(&path)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.number)
+        .collect();
+    assert_eq!(numbers, [30, 29, 28, 27, 26]);
+    let folder = history_folder(dir.path(), "/memories/a.md");
+    let mut files: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["26", "27", "28", "29", "log"]);
+    assert_eq!(store.read_revision(&path, 26).await.unwrap(), b"edit 25");
+}
