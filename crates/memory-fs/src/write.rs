@@ -315,7 +315,7 @@ impl Store {
         // History: the path's log settled, and the file this write replaces kept as its
         // revision's content before anything changes.
         let mut history = match self.recording() {
-            Some(hist) => Some((hist, self.settled_last(hist, path)?)),
+            Some(hist) => Some((hist, self.settled(hist, path, true)?)),
             None => None,
         };
         if target == Target::File

@@ -72,19 +72,7 @@ impl Store {
     /// of what happened is added (`created`, `modified` or `deleted`, with no session), and
     /// stored when `persist` (under the store lock; a read-only look keeps it in memory).
     pub(crate) fn settled(&self, hist: &Dir, path: &MemoryPath, persist: bool) -> Result<Kept> {
-        let kept = self.load_history(hist, path)?;
-        self.settle(hist, path, kept, persist)
-    }
-
-    /// [`settled`](Self::settled) and stored, for a change of `path`: only the log's last
-    /// record is read (see [`Store::load_last`]), so that a change costs the same however many
-    /// versions the file has.
-    pub(crate) fn settled_last(&self, hist: &Dir, path: &MemoryPath) -> Result<Kept> {
-        let kept = self.load_last(hist, path)?;
-        self.settle(hist, path, kept, true)
-    }
-
-    fn settle(&self, hist: &Dir, path: &MemoryPath, mut kept: Kept, persist: bool) -> Result<Kept> {
+        let mut kept = self.load_history(hist, path)?;
         let current = match self.probe_unlinked(path)? {
             Probe::File(info) => Some(info),
             _ => None,
@@ -184,19 +172,6 @@ impl Store {
         if let Some(mtime) = mtime_of(info)
             && kept.log.mtimes.get(&live.number) != Some(&mtime)
         {
-            if kept.log.partial {
-                // The log is written whole for this: read it whole first.
-                match self.load_history(hist, path) {
-                    Ok(whole) if whole.log.file.latest().map(|r| r.number) == Some(live.number) => {
-                        *kept = whole;
-                    }
-                    Ok(_) => return,
-                    Err(e) => {
-                        tracing::debug!(error = %e, %path, "memory-fs: cannot record a file's time");
-                        return;
-                    }
-                }
-            }
             kept.log.mtimes.insert(live.number, mtime);
             kept.log.stored = None;
             if let Err(e) = self.save_history(hist, path, kept) {
@@ -252,24 +227,7 @@ impl Store {
             session: options.session.clone(),
             redacted: false,
         };
-        push(&mut kept.log, revision.clone(), mtime);
-        if !kept.log.prune_due(options, now) {
-            return self.save_history(hist, path, kept);
-        }
-        if kept.log.partial {
-            // Pruning is due: it needs every record (only the last was read).
-            let mut whole = self.load_history(hist, path)?;
-            if whole.log.file.next_number() != revision.number {
-                return Err(FsError::io(
-                    "record the history of",
-                    path,
-                    std::io::Error::other("the log changed while the store lock was held"),
-                ));
-            }
-            whole.folder = kept.folder.take().or(whole.folder);
-            *kept = whole;
-            push(&mut kept.log, revision, mtime);
-        }
+        push(&mut kept.log, revision, mtime);
         let dropped = kept.log.file.prune(options, now);
         if dropped.is_empty() {
             return self.save_history(hist, path, kept);
@@ -340,7 +298,7 @@ impl Store {
         };
         let mut doomed = Vec::new();
         for file in self.files_at(path)? {
-            let mut kept = self.settled_last(hist, &file)?;
+            let mut kept = self.settled(hist, &file, true)?;
             self.keep_before_removal(hist, &file, &mut kept)?;
             doomed.push((file, kept));
         }

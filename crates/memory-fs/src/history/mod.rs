@@ -28,7 +28,7 @@ mod api;
 mod changes;
 mod record;
 
-use std::io::{self, Read as _, Seek as _, SeekFrom, Write as _};
+use std::io::{self, Read as _, Write as _};
 use std::path::PathBuf;
 
 use cap_std::fs::{Dir, OpenOptions};
@@ -81,17 +81,6 @@ impl Store {
 
     /// Loads `path`'s log (an empty one when it has none).
     pub(crate) fn load_history(&self, hist: &Dir, path: &MemoryPath) -> Result<Kept, FsError> {
-        self.load(hist, path, false)
-    }
-
-    /// Loads `path`'s log, from its last record alone when that line tells what a change needs
-    /// (its summary): a bounded read at the end of the file, whatever its length. The whole
-    /// log otherwise (a torn last line, a log from before lines carried their summary).
-    pub(crate) fn load_last(&self, hist: &Dir, path: &MemoryPath) -> Result<Kept, FsError> {
-        self.load(hist, path, true)
-    }
-
-    fn load(&self, hist: &Dir, path: &MemoryPath, last: bool) -> Result<Kept, FsError> {
         let folder = match hist.open_dir(path_folder(path)) {
             Ok(folder) => folder,
             Err(e) if is_not_found(&e) => {
@@ -102,30 +91,16 @@ impl Store {
             }
             Err(e) => return Err(FsError::io("open the history of", path, e)),
         };
-        let opened = folder.open(LOG);
-        let mut file = match opened {
-            Ok(file) => file,
-            Err(e) if is_not_found(&e) => {
-                return Ok(Kept {
-                    log: Log::parse(b""),
-                    folder: Some(folder),
-                });
+        let text = match folder.open(LOG) {
+            Ok(mut file) => {
+                let mut text = Vec::new();
+                file.read_to_end(&mut text)
+                    .map_err(hist_err(path, "read the history of"))?;
+                text
             }
+            Err(e) if is_not_found(&e) => Vec::new(),
             Err(e) => return Err(FsError::io("open the history of", path, e)),
         };
-        if last
-            && let Some(log) =
-                read_last(&mut file).map_err(hist_err(path, "read the history of"))?
-        {
-            return Ok(Kept {
-                log,
-                folder: Some(folder),
-            });
-        }
-        let mut text = Vec::new();
-        file.seek(SeekFrom::Start(0))
-            .and_then(|_| file.read_to_end(&mut text))
-            .map_err(hist_err(path, "read the history of"))?;
         Ok(Kept {
             log: Log::parse(&text),
             folder: Some(folder),
@@ -221,14 +196,6 @@ impl Store {
                     file.sync_data()
                         .map_err(hist_err(path, "sync the history of"))?;
                 }
-            }
-            _ if kept.log.partial => {
-                // Only the last record is loaded: writing it whole would lose the others.
-                return Err(FsError::io(
-                    "record the history of",
-                    path,
-                    io::Error::other("the log was read only in part; this is a bug in memory-fs"),
-                ));
             }
             _ => {
                 let text = kept.log.encode_from(0);
@@ -331,34 +298,6 @@ impl Store {
         };
         let expected = kept.log.file.get(number).and_then(|r| r.sha256.clone());
         Ok((expected.as_deref() == Some(sha256_hex(&contents).as_str())).then_some(contents))
-    }
-}
-
-/// How much of a log's end is read first for its last line (a record is a few hundred bytes).
-const TAIL: u64 = 4096;
-
-/// The log from its last line (reading back from the end, more while the line does not fit,
-/// up to a limit): `None` when the whole log must be read.
-fn read_last(file: &mut cap_std::fs::File) -> io::Result<Option<Log>> {
-    let len = file.seek(SeekFrom::End(0))?;
-    let mut want = TAIL;
-    loop {
-        let start = len.saturating_sub(want);
-        file.seek(SeekFrom::Start(start))?;
-        let mut tail = Vec::with_capacity((len - start) as usize);
-        io::Read::by_ref(file)
-            .take(len - start)
-            .read_to_end(&mut tail)?;
-        if let Some(log) = Log::parse_last(&tail, start == 0) {
-            return Ok(Some(log));
-        }
-        // Not a whole line: the log is torn or not summarized (read it whole), or the line is
-        // longer than the tail read (read more, within reason).
-        let line_fits = tail[..tail.len().saturating_sub(1)].contains(&b'\n');
-        if start == 0 || line_fits || !tail.ends_with(b"\n") || want >= 64 * TAIL {
-            return Ok(None);
-        }
-        want *= 4;
     }
 }
 

@@ -1,14 +1,12 @@
 //! One path's log on disk: a line of JSON per revision, oldest first, and what the store keeps
 //! beside each [`Revision`]: the file's modification time after the change, for the quick
-//! check of whether the newest record still describes the current file, and two summaries
-//! of the log up to the record ([`Summary`]) so that a change can read the last line alone
-//! ([`Log::parse_last`]): how many records the log holds and when pruning can first be due.
+//! check of whether the newest record still describes the current file.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use memory_core::MemoryPath;
-use memory_core::history::{Change, FileHistory, HistoryOptions, Revision};
+use memory_core::history::{Change, FileHistory, Revision};
 use serde_json::{Value, json};
 
 /// Nanoseconds since the Unix epoch (0 for a time before it; `u64` holds them until 2554).
@@ -21,32 +19,7 @@ fn from_nanos(n: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_nanos(n)
 }
 
-/// What a log holds up to one of its records, written on each line so that the last line tells
-/// it for the whole log.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Summary {
-    /// How many records the log holds from its start to this one.
-    pub(crate) count: u64,
-    /// The earliest time (nanoseconds) at which a record before this one was replaced (the
-    /// later of the next record's time and its own, as [`FileHistory::prune`] ages it): pruning
-    /// by days can drop nothing while this is not before the cutoff. `None` for the first.
-    pub(crate) replaced_min: Option<u64>,
-}
-
-impl Summary {
-    /// The summary one record later: `previous` and `next` are the times (nanoseconds) of the
-    /// record this summary ends at and of the next one.
-    fn then(self, previous: u64, next: u64) -> Summary {
-        let replaced = previous.max(next);
-        Summary {
-            count: self.count + 1,
-            replaced_min: Some(self.replaced_min.map_or(replaced, |m| m.min(replaced))),
-        }
-    }
-}
-
-/// One path's records as loaded from its log: all of them, or only the last
-/// ([`Log::parse_last`], what a change needs).
+/// One path's records as loaded from its log.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Log {
     /// The revisions, oldest first.
@@ -58,12 +31,6 @@ pub(crate) struct Log {
     /// appended by the next save. `None` when the log must be written whole (a torn last line,
     /// records changed by pruning, redaction or a move).
     pub(crate) stored: Option<usize>,
-    /// The summary of the records before the first loaded one (`count` 0 when all are loaded;
-    /// for a last-line load, `replaced_min` also covers when the one before it was replaced).
-    pub(crate) before: Summary,
-    /// Whether only the last record was loaded: such a log may only be appended to, never
-    /// written whole (the store loads it all first).
-    pub(crate) partial: bool,
 }
 
 impl Log {
@@ -82,7 +49,7 @@ impl Log {
                 break;
             }
             match decode(line) {
-                Some((revision, mtime, _)) => {
+                Some((revision, mtime)) => {
                     if let Some(mtime) = mtime {
                         mtimes.insert(revision.number, mtime);
                     }
@@ -102,79 +69,14 @@ impl Log {
             file,
             mtimes,
             stored: (whole && ordered).then_some(count),
-            before: Summary::default(),
-            partial: false,
         }
-    }
-
-    /// The log from its last line alone (the text ends with it: `tail` is the end of the log,
-    /// and `whole` says whether it is the log from its start). `None` when that is not enough:
-    /// the last line is torn or not a record, is from before lines carried their summary, or
-    /// does not start within `tail` (read more, or the whole log).
-    pub(crate) fn parse_last(tail: &[u8], whole: bool) -> Option<Log> {
-        let body = tail.strip_suffix(b"\n")?;
-        let line = match body.iter().rposition(|&b| b == b'\n') {
-            Some(at) => &body[at + 1..],
-            None if whole => body,
-            None => return None,
-        };
-        let (revision, mtime, summary) = decode(line)?;
-        let summary = summary?;
-        let mut mtimes = BTreeMap::new();
-        if let Some(mtime) = mtime {
-            mtimes.insert(revision.number, mtime);
-        }
-        Some(Log {
-            file: FileHistory::from_revisions(vec![revision]),
-            mtimes,
-            stored: Some(1),
-            before: Summary {
-                count: summary.count.checked_sub(1)?,
-                replaced_min: summary.replaced_min,
-            },
-            partial: true,
-        })
-    }
-
-    /// The summary of the log through each loaded record, in order.
-    fn summaries(&self) -> Vec<Summary> {
-        let revisions = self.file.revisions();
-        let mut out: Vec<Summary> = Vec::with_capacity(revisions.len());
-        for (at, revision) in revisions.iter().enumerate() {
-            let summary = match (at, out.last()) {
-                (0, _) | (_, None) => Summary {
-                    count: self.before.count + 1,
-                    replaced_min: self.before.replaced_min,
-                },
-                (_, Some(last)) => last.then(nanos(revisions[at - 1].time), nanos(revision.time)),
-            };
-            out.push(summary);
-        }
-        out
-    }
-
-    /// Whether [`FileHistory::prune`] would drop a revision of the whole log now: more
-    /// revisions than `max_per_file`, or one replaced before the cutoff. Told from the last
-    /// record's summary, without the others.
-    pub(crate) fn prune_due(&self, options: &HistoryOptions, now: SystemTime) -> bool {
-        let Some(summary) = self.summaries().last().copied() else {
-            return false;
-        };
-        let too_many = options.max_per_file.is_some_and(|max| summary.count > max);
-        let too_old = match (options.cutoff(now), summary.replaced_min) {
-            (Some(cutoff), Some(replaced)) => replaced < nanos(cutoff),
-            _ => false,
-        };
-        too_many || too_old
     }
 
     /// The text of the records from `from` on, one line each.
     pub(crate) fn encode_from(&self, from: usize) -> Vec<u8> {
         let mut out = Vec::new();
-        let summaries = self.summaries();
-        for (revision, summary) in self.file.revisions()[from..].iter().zip(&summaries[from..]) {
-            let mtime = self.mtimes.get(&revision.number).copied();
-            out.extend(encode(revision, mtime, *summary));
+        for revision in &self.file.revisions()[from..] {
+            out.extend(encode(revision, self.mtimes.get(&revision.number).copied()));
             out.push(b'\n');
         }
         out
@@ -188,7 +90,7 @@ impl Log {
     }
 }
 
-fn encode(revision: &Revision, mtime: Option<u64>, summary: Summary) -> Vec<u8> {
+fn encode(revision: &Revision, mtime: Option<u64>) -> Vec<u8> {
     let value = json!({
         "number": revision.number,
         "change": revision.change.as_str(),
@@ -200,15 +102,11 @@ fn encode(revision: &Revision, mtime: Option<u64>, summary: Summary) -> Vec<u8> 
         "session": revision.session,
         "redacted": revision.redacted,
         "mtime": mtime,
-        "count": summary.count,
-        "replaced_min": summary.replaced_min,
     });
     value.to_string().into_bytes()
 }
 
-/// A record, its file's modification time and its summary (`None` in a line from before
-/// lines carried one).
-fn decode(line: &[u8]) -> Option<(Revision, Option<u64>, Option<Summary>)> {
+fn decode(line: &[u8]) -> Option<(Revision, Option<u64>)> {
     let value: Value = serde_json::from_slice(line).ok()?;
     let text = |key: &str| value.get(key).and_then(Value::as_str);
     let path = |key: &str| text(key).and_then(|raw| MemoryPath::parse(raw).ok());
@@ -227,19 +125,13 @@ fn decode(line: &[u8]) -> Option<(Revision, Option<u64>, Option<Summary>)> {
             .unwrap_or(false),
     };
     let mtime = value.get("mtime").and_then(Value::as_u64);
-    let summary = value
-        .get("count")
-        .and_then(Value::as_u64)
-        .map(|count| Summary {
-            count,
-            replaced_min: value.get("replaced_min").and_then(Value::as_u64),
-        });
-    Some((revision, mtime, summary))
+    Some((revision, mtime))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use memory_core::history::HistoryOptions;
 
     #[test]
     fn records_round_trip_and_a_torn_tail_is_left_out() {
@@ -279,55 +171,5 @@ mod tests {
         let back = Log::parse(&torn);
         assert_eq!((back.file.revisions().len(), back.stored), (2, None));
         assert_eq!(Log::parse(b"").stored, Some(0));
-    }
-
-    /// The last line alone tells the count and when pruning is first due, as the whole log
-    /// does, and a torn or old-style last line asks for the whole log.
-    #[test]
-    fn the_last_line_summarizes_the_log() {
-        let path = MemoryPath::parse("/memories/a.md").unwrap();
-        let options = HistoryOptions::default();
-        let day = Duration::from_secs(86_400);
-        let start = UNIX_EPOCH + 1000 * day;
-        let mut log = Log::default();
-        for n in 0..5u32 {
-            let at = start + n * day;
-            log.file
-                .record(Change::Modified, &path, None, Some(b"x"), &options, at);
-        }
-        let text = log.encode_from(0);
-        let last = Log::parse_last(&text[text.len() - 600..], false).unwrap();
-        assert_eq!(last.file.latest().map(|r| r.number), Some(5));
-        assert_eq!(last.before.count, 4);
-        // Revision 1 was replaced a day after the start: due once that is past the cutoff.
-        assert_eq!(last.before.replaced_min, Some(nanos(start + day)));
-        for now in [start + 30 * day, start + 31 * day, start + 32 * day] {
-            let mut whole = Log::parse(&text);
-            let due = last.prune_due(&options, now);
-            assert_eq!(due, whole.prune_due(&options, now));
-            assert_eq!(due, !whole.file.prune(&options, now).is_empty(), "{now:?}");
-        }
-        let five = HistoryOptions::default().with_max_per_file(5);
-        let four = HistoryOptions::default().with_max_per_file(4);
-        assert!(!last.prune_due(&five, start));
-        assert!(last.prune_due(&four, start));
-        // Appended after a last-line load, the summary goes on from it.
-        let mut more = last.clone();
-        more.file = FileHistory::from_revisions(vec![
-            last.file.revisions()[0].clone(),
-            Revision {
-                number: 6,
-                time: start + 5 * day,
-                ..last.file.revisions()[0].clone()
-            },
-        ]);
-        let mut appended = text.clone();
-        appended.extend(more.encode_from(1));
-        assert_eq!(Log::parse_last(&appended, true).unwrap().before.count, 5);
-        let torn = &text[..text.len() - 1];
-        assert!(Log::parse_last(torn, true).is_none());
-        let old_style = b"{\"number\":1,\"change\":\"created\",\"path\":\"/memories/a.md\",\"time\":1,\"size\":1}\n";
-        assert!(Log::parse(old_style).file.latest().is_some());
-        assert!(Log::parse_last(old_style, true).is_none());
     }
 }
