@@ -220,6 +220,15 @@ pub(crate) fn seal(
     Ok(out)
 }
 
+/// Whether `stored` names `path` in its path tag. Only a routing hint: the tag is
+/// authenticated when [`open`] unwraps the header, so an envelope that claims a path it was
+/// not sealed for still fails there.
+pub(crate) fn names_path(path: &MemoryPath, stored: &[u8]) -> bool {
+    stored
+        .get(PATH_TAG_AT..LENGTH_AT)
+        .is_some_and(|tag| tag == path_tag(path))
+}
+
 /// The key id an envelope names, checking only the magic, the version and the length of the
 /// fixed header (no key needed, nothing authenticated yet).
 pub(crate) fn key_id(path: &MemoryPath, stored: &[u8]) -> Result<KeyId, EncryptionError> {

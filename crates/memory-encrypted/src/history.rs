@@ -16,7 +16,7 @@ use memory_core::{Error, MemoryPath, Result, Storage};
 
 use crate::check::{is_reserved, key_check_path};
 use crate::encrypted::Encrypted;
-use crate::envelope::{self, EncryptionError};
+use crate::envelope;
 
 /// Whether the inner store keeps history: not asked yet, yes, no.
 pub(crate) const HISTORY_UNKNOWN: u8 = 0;
@@ -56,21 +56,14 @@ impl<S: Storage> Encrypted<S> {
     /// Opens the current envelope of `path`; one that a rename moved here unsealed is opened
     /// with the path its history says it was sealed for.
     pub(crate) async fn open_current(&self, path: &MemoryPath, stored: Vec<u8>) -> Result<Vec<u8>> {
-        match envelope::open(&self.keyring, path, stored.clone()) {
-            Err(EncryptionError::WrongPath { .. }) if self.inner_keeps_history().await? => {
-                let revisions = self.inner.history(path).await?;
-                let newest = revisions.iter().map(|r| r.number).max();
-                match newest.and_then(|n| sealed_for(&revisions, n)) {
-                    Some(sealed) if sealed != path => self.decrypt(sealed, stored),
-                    _ => self.decrypt(path, stored),
-                }
-            }
-            Err(e) => {
-                tracing::warn!(store = %self, error = %e, "cannot decrypt a stored file");
-                Err(Error::from(e))
-            }
-            Ok(plaintext) => Ok(plaintext),
+        // Decided from the header before anything is decrypted, so a read copies nothing.
+        if envelope::names_path(path, &stored) || !self.inner_keeps_history().await? {
+            return self.decrypt(path, stored);
         }
+        let revisions = self.inner.history(path).await?;
+        let newest = revisions.iter().map(|r| r.number).max();
+        let sealed = newest.and_then(|n| sealed_for(&revisions, n));
+        self.decrypt(sealed.unwrap_or(path), stored)
     }
 
     /// One file's revisions with the plaintext's sizes and digests (each readable revision
